@@ -1,0 +1,75 @@
+"""From a table's model values to latent columns and their constraints.
+
+Two encodings share every later code path:
+
+* ``"rpl"`` (the extended rank-probit likelihood, the product): an unordered categorical
+  with K levels gives K level columns with intercepts; its missing cells leave all K
+  unconstrained and are reproduced through the categorical joint at synthesis.
+* ``"rl"`` (the paper's RL baseline, method.md section 7): the categorical gives K-1
+  binary dummies (base level 0 dropped) under the rank likelihood, no intercepts.
+
+Every other column is one rank column. A column with missing values (any column under
+RL, rank columns under RPL) also gets a binary missingness indicator, so the missing rate
+and its links to the other variables are modelled (method.md section 5).
+"""
+import numpy as np
+
+from .latent import Constraints, LatentColumn, build_constraints
+from .schema import TableSpec
+
+METHODS = ("rpl", "rl")
+
+
+def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str) -> list[LatentColumn]:
+    """Latent columns for the model values ``values`` (column -> (n,) float, NaN missing)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, not {method!r}")
+    out = []
+    for col in spec.columns:
+        y = values[col.name]
+        if col.modelled_as == "categorical" and method == "rpl":
+            out += [LatentColumn(f"{col.name}={lv}", col.name, "level", i) for i, lv in enumerate(col.levels)]
+            continue
+        if col.modelled_as == "categorical":
+            out += [LatentColumn(f"{col.name}={lv}", col.name, "dummy", i)
+                    for i, lv in enumerate(col.levels) if i > 0]
+        else:
+            out.append(LatentColumn(col.name, col.name, "value"))
+        if np.isnan(y).any():
+            out.append(LatentColumn(f"{col.name}:missing", col.name, "missing"))
+    return out
+
+
+def categorical_sources(columns: list[LatentColumn]) -> list[str]:
+    """Source columns with level columns (RPL categoricals), in order of appearance."""
+    return list(dict.fromkeys(c.source for c in columns if c.role == "level"))
+
+
+def level_codes(values: dict[str, np.ndarray], sources: list[str]) -> np.ndarray:
+    """(len(sources), n) int64 level codes with -1 for missing."""
+    n = len(next(iter(values.values())))
+    codes = np.empty((len(sources), n), dtype=np.int64)
+    for r, name in enumerate(sources):
+        y = values[name]
+        codes[r] = np.where(np.isnan(y), -1, np.nan_to_num(y, nan=-1)).astype(np.int64)
+    return codes
+
+
+def rank_column_values(col: LatentColumn, y: np.ndarray) -> np.ndarray:
+    """The (n,) values a rank latent column orders by, NaN where unconstrained."""
+    if col.role == "missing":
+        return np.isnan(y).astype(float)
+    if col.role == "dummy":
+        return np.where(np.isnan(y), np.nan, (y == col.level).astype(float))
+    return y
+
+
+def encode(spec: TableSpec, values: dict[str, np.ndarray], method: str = "rpl"
+           ) -> tuple[list[LatentColumn], Constraints]:
+    """Latent columns and the constraints the data put on them."""
+    columns = latent_columns(spec, values, method)
+    sources = categorical_sources(columns)
+    rank_values = {c.name: rank_column_values(c, values[c.source]) for c in columns if c.role != "level"}
+    cons = build_constraints(columns, rank_values, level_codes(values, sources),
+                             {s: r for r, s in enumerate(sources)})
+    return columns, cons

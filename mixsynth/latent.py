@@ -1,0 +1,184 @@
+"""The latent layer: which latent column comes from which input column, the constraints
+the observed data put on each latent column, and the compiled update of Z (method.md 3.7).
+
+Latent columns are of two kinds:
+
+* rank columns (binary, ordinal, count, continuous values, missingness indicators and the
+  RL baseline's dummies): the order of z_.j must match the order of y_.j; rows sharing a
+  value form one group, drawn together between the neighbouring groups' extremes;
+* level columns (one per level of an unordered categorical): z > 0 in rows with that
+  level, z < 0 in rows with another level.
+
+Missing cells are unconstrained in both kinds.
+"""
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+from scipy import stats
+
+from .truncnorm import std_normal, truncnorm
+
+RANK, LEVEL = 0, 1
+
+
+@dataclass(frozen=True)
+class LatentColumn:
+    """One latent column: ``name`` like ``"race=3"``, ``"weeks"`` or ``"weeks:missing"``."""
+    name: str
+    source: str
+    role: str        # "value", "level", "dummy" (RL baseline) or "missing"
+    level: int = -1  # level index for "level" and "dummy" columns
+
+    @property
+    def kind(self) -> int:
+        return LEVEL if self.role == "level" else RANK
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Flat arrays describing every latent column's constraints for the compiled kernel.
+
+    kind: (p,) int8, RANK or LEVEL.
+    order: observed rows of all rank columns, each column's rows sorted by value;
+        column j's are ``order[order_ptr[j]:order_ptr[j+1]]``.
+    groups: start offsets (within the column's slice of ``order``) of each tie group, with
+        an end sentinel; column j's are ``groups[group_ptr[j]:group_ptr[j+1]]``.
+    missing: rows with a missing value, column j's at ``missing[missing_ptr[j]:...]``.
+    codes: (n_categorical, n) int64 level codes, -1 for missing; a level column j reads
+        row ``code_row[j]`` and is positive where the code equals ``code_level[j]``.
+    """
+    kind: np.ndarray
+    order: np.ndarray
+    order_ptr: np.ndarray
+    groups: np.ndarray
+    group_ptr: np.ndarray
+    missing: np.ndarray
+    missing_ptr: np.ndarray
+    codes: np.ndarray
+    code_row: np.ndarray
+    code_level: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return self.codes.shape[1]
+
+
+def build_constraints(columns: list[LatentColumn], rank_values: dict[str, np.ndarray],
+                      codes: np.ndarray, code_index: dict[str, int]) -> Constraints:
+    """Constraints for ``columns``.
+
+    rank_values: latent column name -> (n,) float values, NaN where missing (rank columns).
+    codes: (n_categorical, n) level codes, -1 missing; code_index: source column -> row.
+    """
+    n = codes.shape[1]
+    kind = np.array([c.kind for c in columns], dtype=np.int8)
+    order, groups, missing = [], [], []
+    order_ptr, group_ptr, missing_ptr = [0], [0], [0]
+    code_row = np.full(len(columns), -1, dtype=np.int64)
+    code_level = np.full(len(columns), -1, dtype=np.int64)
+    for j, col in enumerate(columns):
+        if col.kind == LEVEL:
+            code_row[j] = code_index[col.source]
+            code_level[j] = col.level
+            missing.append(np.flatnonzero(codes[code_row[j]] < 0))
+        else:
+            y = rank_values[col.name]
+            observed = np.flatnonzero(~np.isnan(y))
+            rows = observed[np.argsort(y[observed], kind="stable")]
+            sorted_y = y[rows]
+            starts = np.flatnonzero(np.r_[True, sorted_y[1:] != sorted_y[:-1]])
+            order.append(rows)
+            groups.append(np.r_[starts, rows.size])
+            missing.append(np.flatnonzero(np.isnan(y)))
+        order_ptr.append(order_ptr[-1] + (order[-1].size if col.kind == RANK else 0))
+        group_ptr.append(group_ptr[-1] + (groups[-1].size if col.kind == RANK else 0))
+        missing_ptr.append(missing_ptr[-1] + missing[-1].size)
+
+    def flat(parts):
+        return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+
+    return Constraints(
+        kind=kind, order=flat(order), order_ptr=np.array(order_ptr, np.int64),
+        groups=flat(groups), group_ptr=np.array(group_ptr, np.int64),
+        missing=flat(missing), missing_ptr=np.array(missing_ptr, np.int64),
+        codes=np.ascontiguousarray(codes, dtype=np.int64).reshape(-1, n),
+        code_row=code_row, code_level=code_level)
+
+
+def initial_latent(cons: Constraints) -> np.ndarray:
+    """Starting Z, shape (p, n): normal scores of the ranks (ties share their average rank)
+    for rank columns, +-0.5 by membership for level columns, 0 where missing."""
+    p, n = cons.kind.size, cons.n_rows
+    Zt = np.zeros((p, n))
+    for j in range(p):
+        if cons.kind[j] == LEVEL:
+            row = cons.codes[cons.code_row[j]]
+            Zt[j] = np.where(row < 0, 0.0, np.where(row == cons.code_level[j], 0.5, -0.5))
+            continue
+        rows = cons.order[cons.order_ptr[j]:cons.order_ptr[j + 1]]
+        starts = cons.groups[cons.group_ptr[j]:cons.group_ptr[j + 1]]
+        sizes = np.diff(starts)
+        mid_rank = starts[:-1] + (sizes + 1) / 2.0
+        Zt[j, rows] = np.repeat(stats.norm.ppf(mid_rank / (rows.size + 1)), sizes)
+    return Zt
+
+
+@nb.njit(cache=True, parallel=True)
+def update_latent(Zt, Mt, sd, kind, order, order_ptr, groups, group_ptr,
+                  missing, missing_ptr, codes, code_row, code_level, state):
+    """Draw every latent cell from its truncated-normal full conditional, in place.
+
+    Zt, Mt: (p, n) latent values and their conditional means; sd: (p,) conditional sds;
+    state: (p, 8) generator streams, one per column. Columns run in parallel.
+    """
+    p = Zt.shape[0]
+    for j in nb.prange(p):
+        mu = Mt[j]
+        z = Zt[j]
+        s = sd[j]
+        for t in range(missing_ptr[j], missing_ptr[j + 1]):
+            i = missing[t]
+            z[i] = mu[i] + s * std_normal(state, j)
+        if kind[j] == LEVEL:
+            row = codes[code_row[j]]
+            level = code_level[j]
+            for i in range(z.size):
+                c = row[i]
+                if c < 0:
+                    continue
+                if c == level:
+                    z[i] = truncnorm(mu[i], s, 0.0, np.inf, state, j)
+                else:
+                    z[i] = truncnorm(mu[i], s, -np.inf, 0.0, state, j)
+            continue
+        base = order_ptr[j]
+        g0 = group_ptr[j]
+        n_groups = group_ptr[j + 1] - g0 - 1
+        lo = -np.inf
+        for g in range(n_groups):
+            a = base + groups[g0 + g]
+            b = base + groups[g0 + g + 1]
+            hi = np.inf
+            if g + 1 < n_groups:
+                c_end = base + groups[g0 + g + 2]
+                for t in range(b, c_end):
+                    v = z[order[t]]
+                    if v < hi:
+                        hi = v
+            new_lo = -np.inf
+            for t in range(a, b):
+                i = order[t]
+                v = truncnorm(mu[i], s, lo, hi, state, j)
+                z[i] = v
+                if v > new_lo:
+                    new_lo = v
+            lo = new_lo
+
+
+def draw_latent(Zt: np.ndarray, Mt: np.ndarray, sd: np.ndarray, cons: Constraints,
+                state: np.ndarray) -> None:
+    """Update ``Zt`` (p, n) in place given means ``Mt`` (p, n) and sds ``sd`` (p,)."""
+    update_latent(Zt, Mt, sd, cons.kind, cons.order, cons.order_ptr, cons.groups,
+                  cons.group_ptr, cons.missing, cons.missing_ptr, cons.codes,
+                  cons.code_row, cons.code_level, state)

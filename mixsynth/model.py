@@ -1,0 +1,193 @@
+"""The synthesizer: fit the copula to a table, sample synthetic tables, save and load.
+
+The fitted model holds thinned posterior draws of alpha, Lambda and sigma^2 (never the
+latent Z), the marginals and the categorical joint. Marginals and joint hold real values
+and combinations, so a saved model is confidential: keep it in the confidential store.
+"""
+import json
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .diagnostics import convergence
+from .encode import categorical_sources, encode, level_codes, rank_column_values
+from .latent import initial_latent
+from .marginals import fit_marginal, marginal_from_state
+from .sampler import SamplerSettings, choose_factors, run_chains
+from .schema import TableSpec, from_codes, infer_spec, to_codes
+from .synthesis import CategoricalJoint, Draw, latent_rows, uniforms
+from .latent import LatentColumn
+
+FORMAT = "mixsynth-model/1"
+
+
+class CopulaSynthesizer:
+    """Extended rank-probit Gaussian copula synthesizer (``method="rpl"``), or the paper's
+    RL baseline on the same code path (``method="rl"``).
+
+    Parameters: ``spec`` (a TableSpec, or None to infer one from the data at fit),
+    ``settings`` (SamplerSettings), ``seed`` (int; the same seed gives the same model),
+    ``workers`` (processes for chains; None = one per core, at most one per chain).
+
+    Fitted attributes: ``spec_``, ``columns_`` (latent columns), ``factors_``, ``draws_``
+    (alpha (C, T, p), Lambda (C, T, p, k), sigma2 (C, T, p)), ``marginals_``, ``joint_``,
+    ``n_rows_``, ``convergence_``.
+    """
+
+    def __init__(self, spec: TableSpec | None = None, settings: SamplerSettings | None = None,
+                 method: str = "rpl", seed: int = 0, workers: int | None = None):
+        self.spec = spec
+        self.settings = settings or SamplerSettings()
+        self.method = method
+        self.seed = seed
+        self.workers = workers
+
+    def fit(self, frame: pd.DataFrame, monitor=None) -> "CopulaSynthesizer":
+        """Fit to ``frame``; ``monitor(done_per_chain)`` sees sampling progress."""
+        spec = self.spec or infer_spec(frame)
+        values = to_codes(frame, spec)
+        columns, cons = encode(spec, values, self.method)
+        k = self.settings.factors or choose_factors(initial_latent(cons), self.settings.factor_variance)
+        self.draws_ = run_chains(cons, k, self.settings, self.seed, self.workers, monitor)
+        self.spec_, self.columns_, self.factors_, self.n_rows_ = spec, columns, k, len(frame)
+        self.marginals_ = {}
+        for c in columns:
+            if c.role == "level":
+                continue
+            col = spec.column(c.source)
+            kind = col.kind if c.role == "value" else "binary"
+            self.marginals_[c.name] = fit_marginal(rank_column_values(c, values[c.source]), kind,
+                                                   col.lower, col.upper)
+        sources = categorical_sources(columns)
+        self.joint_ = CategoricalJoint.from_codes(
+            level_codes(values, sources), [len(spec.column(s).levels) for s in sources])
+        self.convergence_ = convergence(self.draws_["Lambda"], self.draws_["sigma2"],
+                                        [c.name for c in columns])
+        return self
+
+    @property
+    def n_draws_(self) -> int:
+        return self.draws_["alpha"].shape[0] * self.draws_["alpha"].shape[1]
+
+    def draw(self, index: int) -> Draw:
+        """Posterior draw ``index`` of the pooled chains."""
+        c, t = divmod(index, self.draws_["alpha"].shape[1])
+        return Draw(self.draws_["alpha"][c, t], self.draws_["Lambda"][c, t], self.draws_["sigma2"][c, t])
+
+    def sample(self, n_rows: int | None = None, seed: int = 0, draw: int | None = None,
+               prior_strength: float = 0.0, min_cell_count: int = 1, gibbs_steps: int = 50,
+               return_info: bool = False):
+        """One synthetic table of ``n_rows`` rows (default: as many as the real table) from
+        posterior draw ``draw`` (default: one picked by ``seed``).
+
+        ``prior_strength`` and ``min_cell_count`` smooth the categorical joint (see
+        CategoricalJoint.sample). With ``return_info``, also returns a dict with the draw
+        used and, for the RL baseline, the share of rows whose dummies named several
+        levels of a categorical (``multiply_classified``) or none (``unclassified``).
+        """
+        n_rows = self.n_rows_ if n_rows is None else int(n_rows)
+        if n_rows < 1:
+            raise ValueError("n_rows must be at least 1")
+        ss = np.random.SeedSequence(seed)
+        pick_seed, cell_seed, row_seed = ss.spawn(3)
+        if draw is None:
+            draw = int(np.random.default_rng(pick_seed).integers(self.n_draws_))
+        sources = categorical_sources(self.columns_)
+        cat_codes = self.joint_.sample(n_rows, np.random.default_rng(cell_seed), prior_strength, min_cell_count)
+        Z = latent_rows(self.draw(draw), self.columns_, cat_codes, sources, row_seed, gibbs_steps)
+        values, info = self._decode(Z, cat_codes, sources)
+        info["draw"] = draw
+        frame = from_codes(values, self.spec_)
+        return (frame, info) if return_info else frame
+
+    def sample_many(self, m: int, n_rows: int | None = None, seed: int = 0, **kwargs) -> list[pd.DataFrame]:
+        """m synthetic tables from m different posterior draws (needs m <= n_draws_)."""
+        if not 1 <= m <= self.n_draws_:
+            raise ValueError(f"m must be between 1 and the {self.n_draws_} stored draws")
+        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+        draws = rng.choice(self.n_draws_, size=m, replace=False)
+        seeds = np.random.SeedSequence(seed).generate_state(m)
+        return [self.sample(n_rows, int(s), int(d), **kwargs) for s, d in zip(seeds, draws)]
+
+    def _decode(self, Z: np.ndarray, cat_codes: np.ndarray, sources: list[str]):
+        """Latent rows (p, n) -> model values per input column, and RL classification info."""
+        n = Z.shape[1]
+        values = {s: np.where(cat_codes[r] < 0, np.nan, cat_codes[r]).astype(float)
+                  for r, s in enumerate(sources)}
+        info = {}
+        dummies: dict[str, list[tuple[int, np.ndarray]]] = {}
+        missing = {}
+        for j, c in enumerate(self.columns_):
+            if c.role == "level":
+                continue
+            y = self.marginals_[c.name].ppf(uniforms(Z[j]))
+            if c.role == "value":
+                values[c.source] = y
+            elif c.role == "missing":
+                missing[c.source] = y > 0.5
+            else:
+                dummies.setdefault(c.source, []).append((c.level, y > 0.5))
+        if dummies:
+            multi = np.zeros(n, bool)
+            none = np.zeros(n, bool)
+            for src, parts in dummies.items():
+                on = np.stack([hit for _, hit in parts])
+                levels = np.array([lv for lv, _ in parts])
+                count = on.sum(axis=0)
+                multi |= count > 1
+                none |= count == 0
+                values[src] = np.where(count == 0, 0, levels[np.argmax(on, axis=0)]).astype(float)
+            info["multiply_classified"] = float(multi.mean())
+            info["unclassified"] = float(none.mean())
+        for src, blank in missing.items():
+            values[src] = np.where(blank, np.nan, values[src])
+        return values, info
+
+    def save(self, path) -> None:
+        """Write the fitted model to one ``.npz`` file: arrays plus a JSON header, no pickle."""
+        meta = {
+            "format": FORMAT,
+            "versions": {p: version(p) for p in ("mixsynth", "numpy", "numba")},
+            "method": self.method, "seed": self.seed, "settings": self.settings.to_dict(),
+            "spec": self.spec_.to_dict(), "columns": [c.__dict__ for c in self.columns_],
+            "factors": self.factors_, "n_rows": self.n_rows_, "convergence": self.convergence_,
+            "marginals": {},
+        }
+        arrays = {f"draws/{k}": v for k, v in self.draws_.items()}
+        arrays["joint/cells"], arrays["joint/counts"] = self.joint_.cells, self.joint_.counts
+        for r, m in enumerate(self.joint_.margins):
+            arrays[f"joint/margin/{r}"] = m
+        for name, marginal in self.marginals_.items():
+            m_meta, m_arrays = marginal.to_state()
+            meta["marginals"][name] = {"meta": m_meta, "arrays": sorted(m_arrays)}
+            for key, arr in m_arrays.items():
+                arrays[f"marginal/{name}/{key}"] = arr
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, meta=np.array(json.dumps(meta)), **arrays)
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path) -> "CopulaSynthesizer":
+        """Read a model written by ``save``."""
+        with np.load(path, allow_pickle=False) as f:
+            meta = json.loads(str(f["meta"]))
+            if meta.get("format") != FORMAT:
+                raise ValueError(f"{path} is not a {FORMAT} file")
+            arrays = {k: f[k] for k in f.files if k != "meta"}
+        self = cls(TableSpec.from_dict(meta["spec"]), SamplerSettings.from_dict(meta["settings"]),
+                   meta["method"], meta["seed"])
+        self.spec_ = self.spec
+        self.columns_ = [LatentColumn(**c) for c in meta["columns"]]
+        self.factors_, self.n_rows_, self.convergence_ = meta["factors"], meta["n_rows"], meta["convergence"]
+        self.draws_ = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("draws/")}
+        n_margins = sum(k.startswith("joint/margin/") for k in arrays)
+        self.joint_ = CategoricalJoint(arrays["joint/cells"], arrays["joint/counts"],
+                                       [arrays[f"joint/margin/{r}"] for r in range(n_margins)])
+        self.marginals_ = {
+            name: marginal_from_state(m["meta"], {a: arrays[f"marginal/{name}/{a}"] for a in m["arrays"]})
+            for name, m in meta["marginals"].items()}
+        return self
