@@ -179,6 +179,7 @@ def update_latent(Zt, Mt, sd, kind, order, order_ptr, groups, group_ptr,
 def draw_latent(Zt: np.ndarray, Mt: np.ndarray, sd: np.ndarray, cons: Constraints,
                 state: np.ndarray) -> None:
     """Update ``Zt`` (p, n) in place given means ``Mt`` (p, n) and sds ``sd`` (p,)."""
-    update_latent(Zt, Mt, sd, cons.kind, cons.order, cons.order_ptr, cons.groups,
-                  cons.group_ptr, cons.missing, cons.missing_ptr, cons.codes,
-                  cons.code_row, cons.code_level, state)
+    with nb.parallel_chunksize(1):  # columns differ in cost: hand them out one at a time
+        update_latent(Zt, Mt, sd, cons.kind, cons.order, cons.order_ptr, cons.groups,
+                      cons.group_ptr, cons.missing, cons.missing_ptr, cons.codes,
+                      cons.code_row, cons.code_level, state)

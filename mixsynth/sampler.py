@@ -10,9 +10,12 @@ from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .latent import LEVEL, Constraints, draw_latent, initial_latent
-from .truncnorm import seed_streams
+from .truncnorm import fill_normal, seed_streams
+
+NOISE_STREAMS = 16  # blocks of rows for the factor draws; fixed so results do not depend on cores
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ def choose_factors(Zt: np.ndarray, share: float) -> int:
 class ChainState:
     """Current values of one chain. Zt (p, n) is confidential and never leaves the chain."""
     Zt: np.ndarray
-    eta: np.ndarray      # (n, k)
+    etaT: np.ndarray     # (k, n), factors stored transposed so every product is contiguous
     Lambda: np.ndarray   # (p, k)
     prec: np.ndarray     # (p,) sigma_j^-2
     phi: np.ndarray      # (p, k)
@@ -99,22 +102,26 @@ class ChainState:
 def initial_state(cons: Constraints, k: int, rng: np.random.Generator) -> ChainState:
     Zt = initial_latent(cons)
     p, n = Zt.shape
-    return ChainState(Zt=Zt, eta=rng.standard_normal((n, k)), Lambda=np.zeros((p, k)),
+    return ChainState(Zt=Zt, etaT=rng.standard_normal((k, n)), Lambda=np.zeros((p, k)),
                       prec=np.ones(p), phi=np.ones((p, k)), delta=np.ones(k), alpha=np.zeros(p))
 
 
 def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior,
-          rng: np.random.Generator, streams: np.ndarray) -> None:
-    """One Gibbs sweep, in place: Z, Lambda, sigma, eta, phi, delta, alpha."""
+          rng: np.random.Generator, streams: np.ndarray, noise_streams: np.ndarray) -> None:
+    """One Gibbs sweep, in place: Z, Lambda, sigma, eta, phi, delta, alpha.
+
+    ``streams`` (p, 8) drive the latent columns, ``noise_streams`` the factor draws.
+    """
     p, n = st.Zt.shape
-    k = st.eta.shape[1]
-    Mt = st.Lambda @ st.eta.T
+    k = st.etaT.shape[0]
+    Mt = st.Lambda @ st.etaT
     Mt += st.alpha[:, None]
     draw_latent(st.Zt, Mt, 1.0 / np.sqrt(st.prec), cons, streams)
 
-    Zc = st.Zt - st.alpha[:, None]
-    EtE = st.eta.T @ st.eta
-    B = Zc @ st.eta                                              # (p, k)
+    Zc = Mt   # reuse the buffer: Zc = Z - alpha
+    np.subtract(st.Zt, st.alpha[:, None], out=Zc)
+    EtE = st.etaT @ st.etaT.T
+    B = Zc @ st.etaT.T                                           # (p, k)
     tau = np.cumprod(st.delta)
     Q = st.prec[:, None, None] * EtE + _diag_stack(st.phi * tau)  # (p, k, k)
     L = np.linalg.cholesky(Q)
@@ -129,7 +136,8 @@ def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior
     PL = st.prec[:, None] * st.Lambda                            # (p, k)
     W = np.linalg.inv(np.eye(k) + st.Lambda.T @ PL)
     W = 0.5 * (W + W.T)
-    st.eta = (Zc.T @ PL) @ W + rng.standard_normal((n, k)) @ np.linalg.cholesky(W).T
+    fill_normal(st.etaT, noise_streams)
+    st.etaT = (PL @ W).T @ Zc + np.linalg.cholesky(W) @ st.etaT
 
     lam2 = st.Lambda ** 2
     st.phi = rng.gamma(0.5 * (prior.nu + 1.0), 1.0 / (0.5 * (prior.nu + tau * lam2)))
@@ -140,7 +148,7 @@ def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior
         st.delta[h] = rng.gamma(shape, 1.0 / (1.0 + 0.5 * tau_wo @ col_ss[h:]))
 
     s = 1.0 / (n * st.prec + 1.0 / prior.alpha_var)
-    total = st.Zt.sum(axis=1) - st.Lambda @ st.eta.sum(axis=0)
+    total = st.Zt.sum(axis=1) - st.Lambda @ st.etaT.sum(axis=1)
     draw = s * st.prec * total + np.sqrt(s) * rng.standard_normal(p)
     st.alpha = np.where(intercept, draw, 0.0)
 
@@ -159,21 +167,23 @@ def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.ran
 
     ``progress(sweeps_done)`` is called every few sweeps when given.
     """
-    rng_seed, stream_seed = seed.spawn(2)
+    rng_seed, stream_seed, noise_seed = seed.spawn(3)
     rng = np.random.default_rng(rng_seed)
     streams = seed_streams(stream_seed, cons.kind.size)
+    noise_streams = seed_streams(noise_seed, NOISE_STREAMS)
     st = initial_state(cons, k, rng)
     intercept = cons.kind == LEVEL
     p, T = cons.kind.size, settings.kept
     out = {"alpha": np.empty((T, p)), "Lambda": np.empty((T, p, k)), "sigma2": np.empty((T, p))}
     t = 0
-    for it in range(settings.sweeps):
-        sweep(st, cons, intercept, settings.prior, rng, streams)
-        if it >= settings.burn_in and (it - settings.burn_in) % settings.thin == 0:
-            out["alpha"][t], out["Lambda"][t], out["sigma2"][t] = st.alpha, st.Lambda, 1.0 / st.prec
-            t += 1
-        if progress is not None and (it % 10 == 9 or it == settings.sweeps - 1):
-            progress(it + 1)
+    with threadpool_limits(1, user_api="blas"):  # BLAS threads would fight numba's for cores
+        for it in range(settings.sweeps):
+            sweep(st, cons, intercept, settings.prior, rng, streams, noise_streams)
+            if it >= settings.burn_in and (it - settings.burn_in) % settings.thin == 0:
+                out["alpha"][t], out["Lambda"][t], out["sigma2"][t] = st.alpha, st.Lambda, 1.0 / st.prec
+                t += 1
+            if progress is not None and (it % 10 == 9 or it == settings.sweeps - 1):
+                progress(it + 1)
     return out
 
 
