@@ -77,14 +77,16 @@ class CopulaSynthesizer:
         return Draw(self.draws_["alpha"][c, t], self.draws_["Lambda"][c, t], self.draws_["sigma2"][c, t])
 
     def sample(self, n_rows: int | None = None, seed: int = 0, draw: int | None = None,
-               prior_strength: float = 0.0, min_cell_count: int = 1, gibbs_steps: int = 50,
-               return_info: bool = False):
+               prior_strength: float = 0.0, min_cell_count: int = 1, proposals: int = 20,
+               gibbs_steps: int = 200, return_info: bool = False):
         """One synthetic table of ``n_rows`` rows (default: as many as the real table) from
         posterior draw ``draw`` (default: one picked by ``seed``).
 
         ``prior_strength`` and ``min_cell_count`` smooth the categorical joint (see
-        CategoricalJoint.sample). With ``return_info``, also returns a dict with the draw
-        used and, for the RL baseline, the share of rows whose dummies named several
+        CategoricalJoint.sample); ``proposals`` and ``gibbs_steps`` tune the draw of the
+        factors given the categorical combination (see synthesis.latent_rows). With
+        ``return_info``, also returns a dict with the draw used, the share of rows whose
+        factors were drawn exactly (``exact_share``) and, for the RL baseline, the share of rows whose dummies named several
         levels of a categorical (``multiply_classified``) or none (``unclassified``).
         """
         n_rows = self.n_rows_ if n_rows is None else int(n_rows)
@@ -96,9 +98,10 @@ class CopulaSynthesizer:
             draw = int(np.random.default_rng(pick_seed).integers(self.n_draws_))
         sources = categorical_sources(self.columns_)
         cat_codes = self.joint_.sample(n_rows, np.random.default_rng(cell_seed), prior_strength, min_cell_count)
-        Z = latent_rows(self.draw(draw), self.columns_, cat_codes, sources, row_seed, gibbs_steps)
+        Z, exact = latent_rows(self.draw(draw), self.columns_, cat_codes, sources, row_seed,
+                               proposals, gibbs_steps)
         values, info = self._decode(Z, cat_codes, sources)
-        info["draw"] = draw
+        info.update(draw=draw, exact_share=exact)
         frame = from_codes(values, self.spec_)
         return (frame, info) if return_info else frame
 

@@ -1,10 +1,10 @@
 """Synthetic rows from one posterior draw (method.md section 5), in the factor form.
 
 For each synthetic row: draw the categorical combination from the (optionally smoothed)
-empirical joint; draw (eta, z_cat) given that combination by a short Gibbs chain
-(z_cat | eta are independent truncated normals on the orthants the combination fixes,
-eta | z_cat is Gaussian); then z_rest = Lambda_rest eta + eps and y = F^-1(Phi(z / sd)).
-Every row therefore has exactly one level per categorical variable.
+empirical joint; draw the factors eta given that combination (exactly, by matching
+unconstrained draws of (eta, z_cat) to the rows whose combination their signs spell,
+with a Gibbs chain on (z_cat, eta) as the fallback); then z_rest = Lambda_rest eta + eps
+and y = F^-1(Phi(z / sd)). Every row has exactly one level per categorical variable.
 """
 from dataclasses import dataclass
 
@@ -67,35 +67,103 @@ class CategoricalJoint:
 
 
 def latent_rows(draw: Draw, columns: list[LatentColumn], cat_codes: np.ndarray,
-                sources: list[str], seed: np.random.SeedSequence, gibbs_steps: int = 50) -> np.ndarray:
+                sources: list[str], seed: np.random.SeedSequence, proposals: int = 20,
+                gibbs_steps: int = 200) -> tuple[np.ndarray, float]:
     """Standardized latent rows (p, n) for synthetic rows whose categorical codes are
-    ``cat_codes`` (len(sources), n). Level columns are only used through their signs."""
+    ``cat_codes`` (len(sources), n), and the share of rows whose factors were drawn exactly.
+
+    eta given the categorical combination is drawn exactly by rejection: ``proposals``
+    batches of n unconstrained draws of (eta, z_cat) are matched to the rows whose
+    combination their signs spell out. A row left without a match (a combination the model
+    finds rare) gets ``gibbs_steps`` sweeps of the (z_cat | eta, eta | z_cat) Gibbs sampler.
+    """
     rng_seed, stream_seed = seed.spawn(2)
     rng = np.random.default_rng(rng_seed)
     n = cat_codes.shape[1]
     k = draw.Lambda.shape[1]
-    eta = rng.standard_normal((n, k))
+    etaT = rng.standard_normal((k, n))
+    exact = 1.0
     L = np.flatnonzero([c.role == "level" for c in columns])
     if L.size:
-        cons = build_constraints([columns[j] for j in L], {}, cat_codes,
-                                 {s: r for r, s in enumerate(sources)})
-        lam, alpha, prec = draw.Lambda[L], draw.alpha[L], 1.0 / draw.sigma2[L]
-        sd = np.sqrt(draw.sigma2[L])
-        PL = prec[:, None] * lam
-        W = np.linalg.inv(np.eye(k) + lam.T @ PL)
-        W = 0.5 * (W + W.T)
-        chol = np.linalg.cholesky(W)
-        streams = seed_streams(stream_seed, L.size)
-        Zl = np.zeros((L.size, n))
-        for _ in range(gibbs_steps):
-            Ml = lam @ eta.T
-            Ml += alpha[:, None]
-            draw_latent(Zl, Ml, sd, cons, streams)
-            eta = ((Zl - alpha[:, None]).T @ PL) @ W + rng.standard_normal((n, k)) @ chol.T
-    Zt = draw.Lambda @ eta.T
+        lam, alpha, sd = draw.Lambda[L], draw.alpha[L], np.sqrt(draw.sigma2[L])
+        groups = [np.flatnonzero([columns[j].source == s for j in L]) for s in sources]
+        todo = np.ones(n, bool)
+        for _ in range(proposals):
+            if not todo.any():
+                break
+            prop_eta = rng.standard_normal((k, n))
+            zl = lam @ prop_eta + alpha[:, None] + sd[:, None] * rng.standard_normal((L.size, n))
+            rows, props = _match(cat_codes, todo, _sign_codes(zl, groups))
+            etaT[:, rows] = prop_eta[:, props]
+            todo[rows] = False
+        exact = float(1.0 - todo.mean())
+        if todo.any():
+            etaT[:, todo] = _gibbs(draw, L, [columns[j] for j in L], cat_codes[:, todo], sources,
+                                   etaT[:, todo], rng, stream_seed, gibbs_steps)
+    Zt = draw.Lambda @ etaT
     Zt += draw.alpha[:, None] + np.sqrt(draw.sigma2)[:, None] * rng.standard_normal(Zt.shape)
     scale = np.sqrt((draw.Lambda ** 2).sum(axis=1) + draw.sigma2)
-    return Zt / scale[:, None]
+    return Zt / scale[:, None], exact
+
+
+def _sign_codes(zl: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """(q, n) codes spelled by the signs of level latents ``zl`` (|L|, n): the level whose
+    latent alone is positive, or -2 when none or several are."""
+    out = np.empty((len(groups), zl.shape[1]), dtype=np.int64)
+    for r, g in enumerate(groups):
+        pos = zl[g] > 0
+        out[r] = np.where(pos.sum(axis=0) == 1, pos.argmax(axis=0), -2)
+    return out
+
+
+def _match(codes: np.ndarray, todo: np.ndarray, prop_codes: np.ndarray):
+    """Pair rows still ``todo`` with proposals spelling the same combination; a missing
+    code (-1) in a row accepts anything there. Returns (row indices, proposal indices)."""
+    rows_all, props_all = [], []
+    free = np.ones(prop_codes.shape[1], bool)
+    missing = codes < 0
+    for pattern in np.unique(missing[:, todo], axis=1).T:
+        rows = np.flatnonzero(todo & (missing == pattern[:, None]).all(axis=0))
+        props = np.flatnonzero(free)
+        masked = np.where(pattern[:, None], -1, prop_codes[:, props])
+        _, key = np.unique(np.concatenate([codes[:, rows], masked], axis=1), axis=1, return_inverse=True)
+        r, p = _pair_equal(key[:rows.size], key[rows.size:])
+        rows_all.append(rows[r])
+        props_all.append(props[p])
+        free[props[p]] = False
+    return np.concatenate(rows_all), np.concatenate(props_all)
+
+
+def _pair_equal(a: np.ndarray, b: np.ndarray):
+    """Indices (i, j) pairing elements of ``a`` with distinct elements of ``b`` of equal
+    value, as many pairs as possible."""
+    ao, bo = np.argsort(a, kind="stable"), np.argsort(b, kind="stable")
+    sa, sb = a[ao], b[bo]
+    rank = np.arange(sa.size) - np.searchsorted(sa, sa, side="left")
+    start = np.searchsorted(sb, sa, side="left")
+    ok = rank < np.searchsorted(sb, sa, side="right") - start
+    return ao[ok], bo[start[ok] + rank[ok]]
+
+
+def _gibbs(draw: Draw, L: np.ndarray, level_columns: list[LatentColumn], codes: np.ndarray,
+           sources: list[str], etaT: np.ndarray, rng: np.random.Generator,
+           stream_seed: np.random.SeedSequence, steps: int) -> np.ndarray:
+    """``steps`` sweeps of Gibbs on (z_cat, eta) for rows with categorical ``codes``; eta (k, m)."""
+    k, m = etaT.shape
+    lam, alpha, prec = draw.Lambda[L], draw.alpha[L], 1.0 / draw.sigma2[L]
+    cons = build_constraints(level_columns, {}, codes, {s: r for r, s in enumerate(sources)})
+    PL = prec[:, None] * lam
+    W = np.linalg.inv(np.eye(k) + lam.T @ PL)
+    W = 0.5 * (W + W.T)
+    chol = np.linalg.cholesky(W)
+    streams = seed_streams(stream_seed, L.size)
+    Zl = np.zeros((L.size, m))
+    for _ in range(steps):
+        Ml = lam @ etaT
+        Ml += alpha[:, None]
+        draw_latent(Zl, Ml, np.sqrt(draw.sigma2[L]), cons, streams)
+        etaT = (PL @ W).T @ (Zl - alpha[:, None]) + chol @ rng.standard_normal((k, m))
+    return etaT
 
 
 def uniforms(z: np.ndarray) -> np.ndarray:
