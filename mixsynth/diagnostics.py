@@ -22,23 +22,23 @@ def convergence(Lambda: np.ndarray, sigma2: np.ndarray, names: list[str]) -> dic
     C = copula_correlation(Lambda, sigma2)
     iu = np.triu_indices(len(names), 1)
     entries = C[:, :, iu[0], iu[1]]                              # (chains, T, m)
+    chains, T = entries.shape[:2]
+    if chains == 1:   # R-hat needs two sequences: compare the chain's halves
+        entries = entries[:, : T // 2 * 2].reshape(2, T // 2, -1)
     ds = az.convert_to_dataset({"C": entries})
     rhat = az.rhat(ds)["C"].values
     ess = az.ess(ds, method="bulk")["C"].values
-    # Entries with no posterior spread (e.g. a constant draw) have undefined R-hat.
-    rhat = np.where(np.isfinite(rhat), rhat, 1.0)
-    ess = np.where(np.isfinite(ess), ess, float(entries.shape[0] * entries.shape[1]))
     label = [f"{names[a]} ~ {names[b]}" for a, b in zip(*iu)]
-    worst_r, worst_e = np.argsort(rhat)[::-1][:5], np.argsort(ess)[:5]
+    worst_r, worst_e = np.argsort(-np.nan_to_num(rhat, nan=np.inf))[:5], np.argsort(np.nan_to_num(ess))[:5]
     return {
         "entries": int(rhat.size),
-        "chains": int(entries.shape[0]),
-        "draws_per_chain": int(entries.shape[1]),
-        "rhat_max": float(rhat.max()),
-        "rhat_median": float(np.median(rhat)),
+        "chains": int(chains),
+        "draws_per_chain": int(T),
+        "rhat_max": float(np.nanmax(rhat)),
+        "rhat_median": float(np.nanmedian(rhat)),
         "share_rhat_below_1_01": float(np.mean(rhat < 1.01)),
-        "ess_bulk_min": float(ess.min()),
-        "ess_bulk_median": float(np.median(ess)),
+        "ess_bulk_min": float(np.nanmin(ess)),
+        "ess_bulk_median": float(np.nanmedian(ess)),
         "worst_rhat": {label[i]: float(rhat[i]) for i in worst_r},
         "lowest_ess": {label[i]: float(ess[i]) for i in worst_e},
     }

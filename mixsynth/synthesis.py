@@ -71,6 +71,7 @@ def latent_rows(draw: Draw, columns: list[LatentColumn], cat_codes: np.ndarray,
                 gibbs_steps: int = 200) -> tuple[np.ndarray, float]:
     """Standardized latent rows (p, n) for synthetic rows whose categorical codes are
     ``cat_codes`` (len(sources), n), and the share of rows whose factors were drawn exactly.
+    Level columns hold latents drawn on their rows' orthants.
 
     eta given the categorical combination is drawn exactly by rejection: ``proposals``
     batches of n unconstrained draws of (eta, z_cat) are matched to the rows whose
@@ -102,6 +103,13 @@ def latent_rows(draw: Draw, columns: list[LatentColumn], cat_codes: np.ndarray,
                                    etaT[:, todo], rng, stream_seed, gibbs_steps)
     Zt = draw.Lambda @ etaT
     Zt += draw.alpha[:, None] + np.sqrt(draw.sigma2)[:, None] * rng.standard_normal(Zt.shape)
+    if L.size:   # level latents given eta, on the orthants of the rows' combinations
+        cons = build_constraints([columns[j] for j in L], {}, cat_codes,
+                                 {s: r for r, s in enumerate(sources)})
+        Zl = np.ascontiguousarray(Zt[L])
+        draw_latent(Zl, draw.Lambda[L] @ etaT + draw.alpha[L, None], np.sqrt(draw.sigma2[L]), cons,
+                    seed_streams(stream_seed.spawn(1)[0], L.size))
+        Zt[L] = Zl
     scale = np.sqrt((draw.Lambda ** 2).sum(axis=1) + draw.sigma2)
     return Zt / scale[:, None], exact
 

@@ -1,0 +1,198 @@
+"""Synthetic tables tell the real table's story: associations, group means, missingness,
+valid records, reproducible files."""
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec, write_table
+from mixsynth.datasets import paper_simulation
+from mixsynth.encode import categorical_sources
+from mixsynth.synthesis import CategoricalJoint, latent_rows
+from tables import gaussian_copula_table
+
+
+@pytest.fixture(scope="module")
+def copula_table():
+    table = gaussian_copula_table(2000, seed=21)
+    rng = np.random.default_rng(5)
+    # 10% of incomes missing at random; visits missing more often for smokers (MAR)
+    table.loc[rng.random(len(table)) < 0.10, "income"] = np.nan
+    p_miss = np.where(table["smoker"] == "yes", 0.30, 0.05)
+    table["visits"] = table["visits"].astype("Int64")
+    table.loc[rng.random(len(table)) < p_miss, "visits"] = pd.NA
+    return table
+
+
+@pytest.fixture(scope="module")
+def copula_model(copula_table, short_run):
+    return CopulaSynthesizer(infer_spec(copula_table), short_run, seed=2).fit(copula_table)
+
+
+@pytest.fixture(scope="module")
+def paper_models():
+    table = paper_simulation(n=5000, seed=0)
+    spec = infer_spec(table, {"columns": {"x1": {"kind": "categorical"}}})
+    settings = SamplerSettings(sweeps=1200, burn_in=400, thin=4, chains=1)
+    return table, {m: CopulaSynthesizer(spec, settings, method=m, seed=1).fit(table) for m in ("rpl", "rl")}
+
+
+def _group_mean_mse(model, table, files=10):
+    real = table.groupby("x1")["x2"].mean()
+    mse, multi = [], []
+    for s in range(files):
+        syn, info = model.sample(seed=s, return_info=True)
+        mse.append(((syn.groupby("x1")["x2"].mean() - real) ** 2).mean())
+        multi.append(info.get("multiply_classified", 0.0))
+    return float(np.mean(mse)), float(np.mean(multi))
+
+
+def test_paper_simulation_rpl_keeps_group_means_where_rl_does_not(paper_models):
+    table, models = paper_models
+    rpl_mse, rpl_multi = _group_mean_mse(models["rpl"], table)
+    rl_mse, rl_multi = _group_mean_mse(models["rl"], table)
+    assert rpl_mse < 1.5           # about the Monte Carlo floor of 5 group means of ~1000 rows
+    assert rpl_mse < 0.6 * rl_mse
+    assert rpl_multi == 0.0
+    assert rl_multi > 0.01         # RL's dummies name several levels in some rows
+
+
+def test_every_synthetic_row_has_exactly_one_level(paper_models):
+    """The latent level columns of synthetic rows: exactly one positive per categorical,
+    at the drawn level, for every row (checked on the latent scale, not on the output)."""
+    _, models = paper_models
+    model = models["rpl"]
+    sources = categorical_sources(model.columns_)
+    codes = model.joint_.sample(3000, np.random.default_rng(0))
+    Z, exact = latent_rows(model.draw(0), model.columns_, codes, sources, np.random.SeedSequence(1))
+    level = [j for j, c in enumerate(model.columns_) if c.role == "level"]
+    positive = Z[level] > 0
+    assert np.all(positive.sum(axis=0) == 1)
+    assert np.array_equal(positive.argmax(axis=0), codes[0])
+    assert exact > 0.99
+
+
+def test_gibbs_fallback_also_gives_one_level_and_the_right_group_means(paper_models):
+    table, models = paper_models
+    model = models["rpl"]
+    real = table.groupby("x1")["x2"].mean()
+    syn, info = model.sample(n_rows=20000, seed=4, proposals=0, gibbs_steps=300, return_info=True)
+    assert info["exact_share"] == 0.0
+    assert syn["x1"].notna().all() and set(syn["x1"]) <= set(table["x1"])
+    assert np.abs(syn.groupby("x1")["x2"].mean() - real).max() < 2.5
+
+
+def test_rank_correlations_and_group_means_survive(copula_table, copula_model):
+    syn = copula_model.sample(n_rows=6000, seed=1)
+    real = copula_table
+    for a, b in [("income", "visits"), ("income", "smoker"), ("visits", "smoker")]:
+        r_real = _spearman(real, a, b)
+        r_syn = _spearman(syn, a, b)
+        assert abs(r_real - r_syn) < 0.08, (a, b, r_real, r_syn)
+    real_means = real.groupby("region")["income"].median()
+    syn_means = syn.groupby("region")["income"].median()
+    assert np.all(np.abs(np.log(syn_means / real_means)) < 0.15)
+    share = lambda t: (t["smoker"] == "yes").mean()
+    assert abs(share(syn) - share(real)) < 0.03
+
+
+def test_missing_rates_and_their_link_to_other_columns(copula_table, copula_model):
+    syn = copula_model.sample(n_rows=10000, seed=2)
+    for col in ("income", "visits"):
+        assert abs(syn[col].isna().mean() - copula_table[col].isna().mean()) < 0.02
+    rate = lambda t, s: t.loc[t["smoker"] == s, "visits"].isna().mean()
+    assert rate(syn, "yes") - rate(syn, "no") > 0.12     # real: 0.30 vs 0.05
+    assert syn["smoker"].notna().all() and syn["region"].notna().all()
+
+
+def test_output_keeps_names_order_types_and_labels(copula_table, copula_model):
+    syn = copula_model.sample(seed=3)
+    assert list(syn.columns) == list(copula_table.columns)
+    assert len(syn) == len(copula_table)
+    assert str(syn["visits"].dtype) == "Int64"
+    assert syn["income"].dtype == np.float64
+    assert set(syn["smoker"]) == {"yes", "no"}
+    assert set(syn["region"]) == set(copula_table["region"])
+
+
+def test_continuous_values_are_new_numbers_within_the_support(copula_table, copula_model):
+    syn = copula_model.sample(n_rows=5000, seed=4)
+    real = set(copula_table["income"].dropna())
+    values = syn["income"].dropna()
+    assert values.isin(real).mean() < 0.001
+    assert (values > 0).all()
+    assert stats.ks_2samp(values, copula_table["income"].dropna()).statistic < 0.05
+
+
+def test_common_exact_zeros_stay_exact_zeros(short_run):
+    rng = np.random.default_rng(3)
+    n = 1500
+    gains = np.where(rng.random(n) < 0.9, 0.0, rng.lognormal(8, 1, n))
+    table = pd.DataFrame({"gains": gains, "age": rng.integers(18, 80, n)})
+    model = CopulaSynthesizer(infer_spec(table), short_run, seed=0).fit(table)
+    syn = model.sample(n_rows=10000, seed=0)
+    assert abs((syn["gains"] == 0).mean() - 0.9) < 0.015
+    assert (syn["gains"] >= 0).all()
+    positive = syn.loc[syn["gains"] > 0, "gains"]
+    assert not positive.isin(set(gains)).any()
+
+
+def test_same_seed_same_file_different_seed_different_file(copula_model, tmp_path):
+    write_table(copula_model.sample(seed=9), tmp_path / "a.csv")
+    write_table(copula_model.sample(seed=9), tmp_path / "b.csv")
+    write_table(copula_model.sample(seed=10), tmp_path / "c.csv")
+    a, b, c = ((tmp_path / f).read_bytes() for f in ("a.csv", "b.csv", "c.csv"))
+    assert a == b and a != c
+
+
+def test_saved_model_samples_the_same_file(copula_model, tmp_path):
+    copula_model.save(tmp_path / "model.npz")
+    loaded = CopulaSynthesizer.load(tmp_path / "model.npz")
+    pd.testing.assert_frame_equal(loaded.sample(seed=5), copula_model.sample(seed=5))
+    assert loaded.convergence_ == copula_model.convergence_
+    with np.load(tmp_path / "model.npz", allow_pickle=False) as f:   # no pickled objects
+        assert "meta" in f.files and not any("Z" == k.split("/")[-1] for k in f.files)
+
+
+def test_m_files_come_from_m_different_draws(copula_model):
+    files = copula_model.sample_many(3, n_rows=500, seed=1)
+    assert len(files) == 3 and all(len(f) == 500 for f in files)
+    assert not files[0].equals(files[1])
+    with pytest.raises(ValueError, match="m must be"):
+        copula_model.sample_many(copula_model.n_draws_ + 1)
+
+
+def test_sixty_level_categorical_works():
+    rng = np.random.default_rng(0)
+    n = 3000
+    country = rng.integers(0, 60, n)
+    table = pd.DataFrame({"country": [f"c{c:02d}" for c in country],
+                          "income": np.exp(rng.normal(0, 1, n) + country / 30)})
+    settings = SamplerSettings(sweeps=300, burn_in=100, thin=2, chains=1)
+    model = CopulaSynthesizer(infer_spec(table), settings, seed=0).fit(table)
+    syn = model.sample(seed=0)
+    assert syn["country"].notna().all() and set(syn["country"]) <= set(table["country"])
+    # the income gradient across countries survives
+    trend = lambda t: stats.spearmanr(t["country"].str[1:].astype(int), t["income"]).statistic
+    assert trend(syn) > 0.5 * trend(table)
+
+
+def test_joint_smoothing_stops_rare_combinations_being_copied():
+    codes = np.array([[0] * 500 + [1] * 500 + [2],
+                      [0] * 250 + [1] * 250 + [0] * 250 + [1] * 250 + [1]])
+    joint = CategoricalJoint.from_codes(codes, [3, 2])
+    rng = np.random.default_rng(0)
+    plain = joint.sample(100_000, rng)
+    assert set(map(tuple, plain.T)) == set(map(tuple, codes.T))      # only real cells
+    smoothed = joint.sample(100_000, rng, prior_strength=0.0, min_count=5)
+    rare = np.mean((smoothed[0] == 2) & (smoothed[1] == 1))
+    assert rare < 0.25 / 1001                                        # real share 1/1001
+    assert np.mean(smoothed[0] == 0) == pytest.approx(0.5, abs=0.01)
+    widened = joint.sample(100_000, rng, prior_strength=100.0)
+    assert np.mean((widened[0] == 2) & (widened[1] == 0)) > 0        # an unseen cell
+
+
+def _spearman(t, a, b):
+    x = t[[a, b]].dropna()
+    to_num = lambda s: s.map({"no": 0, "yes": 1}) if s.dtype == object or str(s.dtype) == "str" else s.astype(float)
+    return stats.spearmanr(to_num(x[a]), to_num(x[b])).statistic
