@@ -17,7 +17,8 @@ def convergence(Lambda: np.ndarray, sigma2: np.ndarray, names: list[str]) -> dic
     """R-hat (rank-normalized, split) and bulk effective sample size of every off-diagonal
     entry of C, from draws Lambda (chains, T, p, k) and sigma2 (chains, T, p).
 
-    Returns a JSON-ready summary: worst and median values and the worst entries' names.
+    Returns a JSON-ready summary: worst and median values and the worst entries' names;
+    values are None when undefined (fewer than 4 draws per sequence).
     """
     C = copula_correlation(Lambda, sigma2)
     iu = np.triu_indices(len(names), 1)
@@ -25,20 +26,29 @@ def convergence(Lambda: np.ndarray, sigma2: np.ndarray, names: list[str]) -> dic
     chains, T = entries.shape[:2]
     if chains == 1:   # R-hat needs two sequences: compare the chain's halves
         entries = entries[:, : T // 2 * 2].reshape(2, T // 2, -1)
-    ds = az.convert_to_dataset({"C": entries})
-    rhat = az.rhat(ds)["C"].values
-    ess = az.ess(ds, method="bulk")["C"].values
+    if entries.shape[1] < 4:   # too few draws to say anything
+        nan = np.full(entries.shape[2], np.nan)
+        rhat, ess = nan, nan
+    else:
+        ds = az.convert_to_dataset({"C": entries})
+        rhat = az.rhat(ds)["C"].values
+        ess = az.ess(ds, method="bulk")["C"].values
     label = [f"{names[a]} ~ {names[b]}" for a, b in zip(*iu)]
     worst_r, worst_e = np.argsort(-np.nan_to_num(rhat, nan=np.inf))[:5], np.argsort(np.nan_to_num(ess))[:5]
     return {
         "entries": int(rhat.size),
         "chains": int(chains),
         "draws_per_chain": int(T),
-        "rhat_max": float(np.nanmax(rhat)),
-        "rhat_median": float(np.nanmedian(rhat)),
+        "rhat_max": _number(np.max(rhat)),
+        "rhat_median": _number(np.median(rhat)),
         "share_rhat_below_1_01": float(np.mean(rhat < 1.01)),
-        "ess_bulk_min": float(np.nanmin(ess)),
-        "ess_bulk_median": float(np.nanmedian(ess)),
-        "worst_rhat": {label[i]: float(rhat[i]) for i in worst_r},
-        "lowest_ess": {label[i]: float(ess[i]) for i in worst_e},
+        "ess_bulk_min": _number(np.min(ess)),
+        "ess_bulk_median": _number(np.median(ess)),
+        "worst_rhat": {label[i]: _number(rhat[i]) for i in worst_r},
+        "lowest_ess": {label[i]: _number(ess[i]) for i in worst_e},
     }
+
+
+def _number(x) -> float | None:
+    """A float for JSON, None when undefined (too few draws, or no posterior spread)."""
+    return float(x) if np.isfinite(x) else None

@@ -16,6 +16,7 @@ import numpy as np
 
 from .latent import Constraints, LatentColumn, build_constraints
 from .schema import TableSpec
+from .tableio import InputError
 
 METHODS = ("rpl", "rl")
 
@@ -23,7 +24,7 @@ METHODS = ("rpl", "rl")
 def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str) -> list[LatentColumn]:
     """Latent columns for the model values ``values`` (column -> (n,) float, NaN missing)."""
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, not {method!r}")
+        raise InputError(f"method must be one of {METHODS}, not {method!r}")
     out = []
     for col in spec.columns:
         y = values[col.name]

@@ -13,12 +13,12 @@ import pandas as pd
 
 from .diagnostics import convergence
 from .encode import categorical_sources, encode, level_codes, rank_column_values
-from .latent import initial_latent
+from .latent import LatentColumn, initial_latent
 from .marginals import fit_marginal, marginal_from_state
 from .sampler import SamplerSettings, choose_factors, run_chains
 from .schema import TableSpec, from_codes, infer_spec, to_codes
+from .tableio import InputError
 from .synthesis import CategoricalJoint, Draw, latent_rows, uniforms
-from .latent import LatentColumn
 
 FORMAT = "mixsynth-model/1"
 
@@ -91,7 +91,7 @@ class CopulaSynthesizer:
         """
         n_rows = self.n_rows_ if n_rows is None else int(n_rows)
         if n_rows < 1:
-            raise ValueError("n_rows must be at least 1")
+            raise InputError("rows: the number of synthetic rows must be at least 1")
         ss = np.random.SeedSequence(seed)
         pick_seed, cell_seed, row_seed = ss.spawn(3)
         if draw is None:
@@ -108,7 +108,8 @@ class CopulaSynthesizer:
     def sample_many(self, m: int, n_rows: int | None = None, seed: int = 0, **kwargs) -> list[pd.DataFrame]:
         """m synthetic tables from m different posterior draws (needs m <= n_draws_)."""
         if not 1 <= m <= self.n_draws_:
-            raise ValueError(f"m must be between 1 and the {self.n_draws_} stored draws")
+            raise InputError(f"m must be between 1 and the {self.n_draws_} stored posterior draws; "
+                             "keep more draws (more sweeps or less thinning) for more files")
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         draws = rng.choice(self.n_draws_, size=m, replace=False)
         seeds = np.random.SeedSequence(seed).generate_state(m)
@@ -179,7 +180,7 @@ class CopulaSynthesizer:
         with np.load(path, allow_pickle=False) as f:
             meta = json.loads(str(f["meta"]))
             if meta.get("format") != FORMAT:
-                raise ValueError(f"{path} is not a {FORMAT} file")
+                raise InputError(f"'{path}' is not a {FORMAT} file: write one with `mixsynth fit`")
             arrays = {k: f[k] for k in f.files if k != "meta"}
         self = cls(TableSpec.from_dict(meta["spec"]), SamplerSettings.from_dict(meta["settings"]),
                    meta["method"], meta["seed"])

@@ -13,6 +13,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .latent import LEVEL, Constraints, draw_latent, initial_latent
+from .tableio import InputError
 from .truncnorm import fill_normal, seed_streams
 
 NOISE_STREAMS = 16  # blocks of rows for the factor draws; fixed so results do not depend on cores
@@ -57,9 +58,9 @@ class SamplerSettings:
 
     def __post_init__(self):
         if not 0 <= self.burn_in < self.sweeps:
-            raise ValueError("sampler: burn_in must be at least 0 and below sweeps")
+            raise InputError("sampler: burn_in must be at least 0 and below sweeps")
         if self.thin < 1 or self.chains < 1:
-            raise ValueError("sampler: thin and chains must be at least 1")
+            raise InputError("sampler: thin and chains must be at least 1")
 
     @property
     def kept(self) -> int:
@@ -75,7 +76,8 @@ class SamplerSettings:
         prior = Prior(**d.pop("prior", {}))
         unknown = set(d) - {f for f in cls.__dataclass_fields__}
         if unknown:
-            raise ValueError(f"sampler: unknown setting(s) {sorted(unknown)}")
+            raise InputError(f"sampler: unknown setting(s) {sorted(unknown)}; "
+                             f"allowed: {sorted(cls.__dataclass_fields__)}")
         return cls(prior=prior, **d)
 
 

@@ -1,0 +1,192 @@
+"""Command line: ``mixsynth synthesize | fit | sample | dataset``.
+
+Settings come from the defaults, then the spec's ``sampler:`` and ``synthesis:`` sections,
+then the flags. Errors print one line and exit with status 2; messages from bad input name
+the column and the fix, never a data value.
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .model import CopulaSynthesizer
+from .progress import SweepProgress
+from .sampler import SamplerSettings
+from .schema import infer_spec, load_spec
+from .tableio import InputError, read_table, write_table
+
+SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors")
+SYNTHESIS_KEYS = ("rows", "m", "prior_strength", "min_cell_count", "proposals", "gibbs_steps")
+DATASETS = ("ncbirths", "cps1988", "nhefs", "paper-layout", "paper-simulation")
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        args.run(args)
+    except InputError as exc:
+        print(f"mixsynth: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # messages of other errors may quote data: keep them out
+        if args.debug:
+            raise
+        print(f"mixsynth: error: {type(exc).__name__} while running '{args.command}' "
+              "(details withheld as they may quote confidential values; rerun with --debug)",
+              file=sys.stderr)
+        return 2
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mixsynth", description=__doc__.splitlines()[0])
+    p.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    syn = sub.add_parser("synthesize", help="fit the copula to REAL and write synthetic file(s)")
+    syn.add_argument("real", type=Path)
+    syn.add_argument("--out", type=Path, required=True, help="synthetic file (.csv or .parquet)")
+    syn.add_argument("--model", type=Path, help="also save the fitted model here (confidential)")
+    _fit_options(syn)
+    _sample_options(syn)
+    syn.set_defaults(run=_synthesize)
+
+    fit = sub.add_parser("fit", help="fit the copula to REAL and save the model")
+    fit.add_argument("real", type=Path)
+    fit.add_argument("--model", type=Path, required=True, help="model file to write (.npz)")
+    _fit_options(fit)
+    fit.set_defaults(run=_fit)
+
+    sample = sub.add_parser("sample", help="write synthetic file(s) from a saved model")
+    sample.add_argument("model", type=Path)
+    sample.add_argument("--out", type=Path, required=True)
+    sample.add_argument("--seed", type=int, default=0)
+    _sample_options(sample)
+    sample.set_defaults(run=_sample)
+
+    data = sub.add_parser("dataset", help="write a bundled public or simulated table to a file")
+    data.add_argument("name", choices=DATASETS)
+    data.add_argument("out", type=Path)
+    data.add_argument("--rows", type=int, help="rows of a simulated table")
+    data.add_argument("--seed", type=int, default=0)
+    data.set_defaults(run=_dataset)
+    return p
+
+
+def _fit_options(p):
+    p.add_argument("--spec", type=Path, help="YAML spec (kinds, roles, settings)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sweeps", type=int)
+    p.add_argument("--burn-in", type=int, dest="burn_in")
+    p.add_argument("--thin", type=int)
+    p.add_argument("--chains", type=int)
+    p.add_argument("--factors", type=int)
+    p.add_argument("--method", choices=("rpl", "rl"), help="rpl (default) or the paper's RL baseline")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: on when stderr is a terminal)")
+
+
+def _sample_options(p):
+    p.add_argument("--m", type=int, help="number of synthetic files, from m posterior draws")
+    p.add_argument("--rows", type=int, help="rows per synthetic file (default: as the real file)")
+
+
+def _fitted(args) -> CopulaSynthesizer:
+    raw = load_spec(args.spec) if args.spec else {}
+    table = read_table(args.real)
+    spec = infer_spec(table, raw)
+    sampler = dict(spec.sampler)
+    method = sampler.pop("method", "rpl")
+    if args.method:
+        method = args.method
+    if args.sweeps and args.burn_in is None and "burn_in" not in sampler:
+        sampler["burn_in"] = args.sweeps // 2
+    sampler.update({k: getattr(args, k) for k in SAMPLER_FLAGS if getattr(args, k) is not None})
+    settings = SamplerSettings.from_dict(sampler)
+    bar = SweepProgress(settings.sweeps, settings.chains, enabled=args.progress)
+    started = time.monotonic()
+    model = CopulaSynthesizer(spec, settings, method=method, seed=args.seed).fit(table, monitor=bar)
+    bar.close()
+    conv = model.convergence_
+    show = lambda x, fmt: "n/a" if x is None else format(x, fmt)
+    print(f"fitted {model.n_rows_:,} rows x {len(spec.columns)} columns ({len(model.columns_)} latent, "
+          f"k = {model.factors_}) in {time.monotonic() - started:.1f} s; "
+          f"C: max R-hat {show(conv['rhat_max'], '.3f')}, min bulk ESS {show(conv['ess_bulk_min'], '.0f')}")
+    return model
+
+
+def _synthesis_options(args, model: CopulaSynthesizer) -> tuple[int | None, int, dict]:
+    opts = dict(model.spec_.synthesis)
+    unknown = set(opts) - set(SYNTHESIS_KEYS)
+    if unknown:
+        raise InputError(f"spec: unknown key(s) under synthesis: {sorted(unknown)}; "
+                         f"allowed: {list(SYNTHESIS_KEYS)}")
+    rows, m = opts.pop("rows", None), opts.pop("m", 1)
+    if args.rows is not None:
+        rows = args.rows
+    if args.m is not None:
+        m = args.m
+    return rows, int(m), opts
+
+
+def _write_synthetic(model: CopulaSynthesizer, args, seed: int) -> None:
+    rows, m, opts = _synthesis_options(args, model)
+    started = time.monotonic()
+    if m == 1:
+        paths, tables = [args.out], [model.sample(rows, seed=seed, **opts)]
+    else:
+        paths = [args.out.with_name(f"{args.out.stem}_{i}{args.out.suffix}") for i in range(1, m + 1)]
+        tables = model.sample_many(m, rows, seed=seed, **opts)
+    for path, table in zip(paths, tables):
+        write_table(table, path)
+    print(f"synthesized {m} file(s) of {len(tables[0]):,} rows in {time.monotonic() - started:.1f} s:")
+    for path in paths:
+        print(f"  {path}")
+
+
+def _synthesize(args):
+    _check_output(args.out)
+    model = _fitted(args)
+    if args.model:
+        model.save(args.model)
+        print(f"model (confidential): {args.model}")
+    _write_synthetic(model, args, args.seed)
+
+
+def _fit(args):
+    model = _fitted(args)
+    model.save(args.model)
+    print(f"model (confidential): {args.model}")
+
+
+def _sample(args):
+    _check_output(args.out)
+    try:
+        model = CopulaSynthesizer.load(args.model)
+    except (OSError, ValueError, KeyError, json.JSONDecodeError):
+        raise InputError(f"cannot read model file '{args.model}': write one with `mixsynth fit`") from None
+    _write_synthetic(model, args, args.seed)
+
+
+def _dataset(args):
+    from . import datasets
+    loaders = {"ncbirths": datasets.load_ncbirths, "cps1988": datasets.load_cps1988,
+               "nhefs": datasets.load_nhefs}
+    if args.name in loaders:
+        table = loaders[args.name]()
+    else:
+        simulate = datasets.paper_layout if args.name == "paper-layout" else datasets.paper_simulation
+        table = simulate(**({"n": args.rows} if args.rows else {}), seed=args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_table(table, args.out)
+    print(f"{args.name}: {len(table):,} rows x {table.shape[1]} columns -> {args.out}")
+
+
+def _check_output(path: Path):
+    if path.suffix.lower() not in (".csv", ".parquet", ".pq", ".tsv", ".gz"):
+        raise InputError(f"--out '{path}': use a .csv or .parquet file name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
