@@ -13,15 +13,22 @@ def copula_correlation(Lambda: np.ndarray, sigma2: np.ndarray) -> np.ndarray:
     return omega / d[..., :, None] / d[..., None, :]
 
 
-def convergence(Lambda: np.ndarray, sigma2: np.ndarray, names: list[str]) -> dict:
-    """R-hat (rank-normalized, split) and bulk effective sample size of every off-diagonal
-    entry of C, from draws Lambda (chains, T, p, k) and sigma2 (chains, T, p).
+def convergence(Lambda: np.ndarray, sigma2: np.ndarray, columns: list) -> dict:
+    """R-hat (rank-normalized, split) and bulk effective sample size of the entries of C
+    that link two different input variables, from draws Lambda (chains, T, p, k) and
+    sigma2 (chains, T, p); ``columns`` are the latent columns (LatentColumn).
 
-    Returns a JSON-ready summary: worst and median values and the worst entries' names;
-    values are None when undefined (fewer than 4 draws per sequence).
+    Correlations between two levels of one categorical are left out: the data fix only
+    which level is positive, so that block is informed mostly by the prior and wanders
+    without changing the fit. Returns a JSON-ready summary: worst and median values and the
+    worst entries' names; values are None when undefined (fewer than 4 draws per sequence).
     """
+    names = [c.name for c in columns]
+    level = [c.role in ("level", "dummy") for c in columns]
     C = copula_correlation(Lambda, sigma2)
-    iu = np.triu_indices(len(names), 1)
+    iu = np.triu_indices(len(columns), 1)
+    between = [columns[a].source != columns[b].source or not (level[a] and level[b]) for a, b in zip(*iu)]
+    iu = (iu[0][between], iu[1][between])
     entries = C[:, :, iu[0], iu[1]]                              # (chains, T, m)
     chains, T = entries.shape[:2]
     if chains == 1:   # R-hat needs two sequences: compare the chain's halves

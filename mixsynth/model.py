@@ -63,8 +63,7 @@ class CopulaSynthesizer:
         sources = categorical_sources(columns)
         self.joint_ = CategoricalJoint.from_codes(
             level_codes(values, sources), [len(spec.column(s).levels) for s in sources])
-        self.convergence_ = convergence(self.draws_["Lambda"], self.draws_["sigma2"],
-                                        [c.name for c in columns])
+        self.convergence_ = convergence(self.draws_["Lambda"], self.draws_["sigma2"], columns)
         return self
 
     @property
