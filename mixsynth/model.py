@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .diagnostics import convergence
+from .diagnostics import convergence, copula_correlation
 from .encode import categorical_sources, encode, level_codes, rank_column_values
 from .latent import LatentColumn, initial_latent
 from .marginals import fit_marginal, marginal_from_state
@@ -69,6 +69,16 @@ class CopulaSynthesizer:
     @property
     def n_draws_(self) -> int:
         return self.draws_["alpha"].shape[0] * self.draws_["alpha"].shape[1]
+
+    def correlation(self, quantile: float | None = None) -> pd.DataFrame:
+        """The copula correlation C between every pair of latent columns (each category
+        level, each variable, each missingness indicator): its posterior mean, or the given
+        posterior quantile. Shape (p, p), labelled by latent column names."""
+        C = copula_correlation(self.draws_["Lambda"], self.draws_["sigma2"]).reshape(
+            -1, len(self.columns_), len(self.columns_))
+        value = C.mean(axis=0) if quantile is None else np.quantile(C, quantile, axis=0)
+        names = [c.name for c in self.columns_]
+        return pd.DataFrame(value, index=names, columns=names)
 
     def draw(self, index: int) -> Draw:
         """Posterior draw ``index`` of the pooled chains."""

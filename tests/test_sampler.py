@@ -26,6 +26,14 @@ def test_posterior_of_C_covers_the_true_correlations(fitted):
             assert abs(draws.mean() - TRUE_R[a, b]) < 0.06
 
 
+def test_correlation_table_is_the_posterior_summary_of_C(fitted):
+    mean, lo, hi = fitted.correlation(), fitted.correlation(0.025), fitted.correlation(0.975)
+    assert list(mean.columns) == [c.name for c in fitted.columns_]
+    assert np.allclose(np.diag(mean), 1.0) and np.allclose(mean, mean.T)
+    assert (lo.values <= mean.values + 1e-12).all() and (mean.values <= hi.values + 1e-12).all()
+    assert abs(mean.loc["income", "visits"] - TRUE_R[0, 1]) < 0.06
+
+
 def test_level_columns_order_with_the_latent_they_were_cut_from(fitted):
     """region was cut from a latent correlated 0.5 with smoker's: the correlation of smoker
     with each region level must rise from the lowest cut (north) to the highest (west)."""
