@@ -254,6 +254,8 @@ def bench_sweeps(cfg: dict) -> dict:
                 "timed_sweeps": sweeps, "seconds": total, "sweeps_per_second": sweeps / total,
                 "sweep_ms_median": 1e3 * float(np.median(times)),
                 "sweep_ms_p95": 1e3 * float(np.percentile(times, 95)),
+                "block_sweeps": 50,
+                "block_sweeps_per_second": [len(b) / float(b.sum()) for b in np.array_split(times, max(1, sweeps // 50))],
                 "minutes_for_10000_sweeps": 10_000 / (sweeps / total) / 60}
 
     default_threads = numba.get_num_threads()
@@ -343,6 +345,11 @@ def bench_table2(cfg: dict) -> dict:
     spec = infer_spec(real, {"columns": {"x1": {"kind": "categorical"}}})
     levels = sorted(real["x1"].unique().tolist())
     real_means = real.groupby("x1")["x2"].mean().reindex(levels).to_numpy(float)
+    real_vars = real.groupby("x1")["x2"].var().reindex(levels).to_numpy(float)
+    real_sizes = real["x1"].value_counts().reindex(levels).to_numpy(float)
+    # expected MSE of a file drawn row by row from the real table itself (a bootstrap copy):
+    # its group means differ from the real ones by sampling noise alone
+    floor = float(np.mean(real_vars / real_sizes))
     settings = SamplerSettings(sweeps=cfg["sim_sweeps"], burn_in=cfg["sim_burn_in"],
                                thin=cfg["sim_thin"], chains=cfg["sim_chains"])
     S = cfg["files"]
@@ -350,6 +357,10 @@ def bench_table2(cfg: dict) -> dict:
            "fit_seed": cfg["sim_fit_seed"], "files": S,
            "file_seeds": f"sample(seed=s, draw=s % n_draws) for s in 0..{S - 1}",
            "levels": levels, "real_group_means": real_means.tolist(),
+           "mse_bootstrap_floor": floor,
+           "mse_bootstrap_floor_note": "mean over levels of var(x2 | level) / n_level in the real table: "
+                                       "the expected MSE of a bootstrap copy of the real table, i.e. sampling "
+                                       "noise of a synthetic file of n rows alone",
            "real_group_sizes": real["x1"].value_counts().reindex(levels).tolist(),
            "real_level_shares": real["x1"].value_counts(normalize=True).reindex(levels).tolist(),
            "methods": {}}
@@ -439,7 +450,8 @@ def markdown(res: dict) -> str:
         L += [f"| Gibbs sweeps/s, one chain, {al['numba_threads']} numba threads ({al['timed_sweeps']} sweeps "
               f"after {al['warmup_sweeps']} warm-up) | **{_f(al['sweeps_per_second'], 1)}** "
               f"({_f(al['sweep_ms_median'], 1)} ms/sweep median; 10,000 sweeps in "
-              f"{_f(al['minutes_for_10000_sweeps'], 1)} min) | {_load(al)} | "
+              f"{_f(al['minutes_for_10000_sweeps'], 1)} min; blocks of 50 sweeps: "
+              f"{_f(min(al['block_sweeps_per_second']), 1)}-{_f(max(al['block_sweeps_per_second']), 1)}) | {_load(al)} | "
               "≥ 25 sweeps/s (10,000 sweeps under 7 min); authors' R sampler: ~2.4 sweeps/s only by "
               "freezing columns with >120 distinct values, 0.012 sweeps/s resampling every column |",
               f"| Gibbs sweeps/s, one chain, 1 numba thread ({one['timed_sweeps']} sweeps; each chain's "
@@ -474,7 +486,8 @@ def markdown(res: dict) -> str:
               f"sweeps, {s['burn_in']:,} burn-in, thin {s['thin']}, {s['chains']} chain; {d['files']} synthetic "
               "files per method, file s from posterior draw s (cycling if fewer draws). MSE = mean over the "
               "5 levels of x1 of (synthetic - real group mean of x2)^2; sd = spread over files, "
-              "se = sd / sqrt(files).", "",
+              f"se = sd / sqrt(files). For scale: a bootstrap copy of the real table would score "
+              f"MSE ≈ {_f(d.get('mse_bootstrap_floor'), 3)} from sampling noise alone.", "",
               "| method | MSE mean | sd over files | se of mean | multiply classified | target / paper |",
               "|---|---|---|---|---|---|"]
         if r:
@@ -505,7 +518,11 @@ def markdown(res: dict) -> str:
                      f"{_f(mm['synthesis_seconds_per_file'], 3)} s | {_f(mm['rhat_max'], 3)} | "
                      f"{_f(mm['ess_bulk_min'], 0)} | {_load(mm)} |")
         L.append("")
-    L += [f"Total benchmark wall time: {_f(res.get('total_seconds'), 0)} s.", ""]
+    runs = res.get("runs", {})
+    if runs:
+        L += ["Pieces run (UTC, commit, wall seconds incl. waiting for a quiet machine): " + "; ".join(
+            f"{k} {v['date']} @ {(v.get('git_commit') or '?')[:7]}"
+            + (f", {v['seconds']:.0f} s" if "seconds" in v else "") for k, v in runs.items()) + ".", ""]
     return "\n".join(L)
 
 
@@ -530,38 +547,51 @@ def main(argv=None) -> None:
     def quiet():
         return wait_until_quiet(max_wait) if max_wait > 0 else None
 
-    res = {"quick": args.quick, "config": cfg, "targets": TARGETS, "machine": machine()}
+    res = {"quick": args.quick, "config": cfg, "targets": TARGETS, "machine": machine(), "runs": {}}
+    if args.only and out.with_suffix(".json").exists():
+        # re-running some pieces: keep the others from the existing results
+        old = json.loads(out.with_suffix(".json").read_text())
+        if old.get("config") != cfg:
+            raise SystemExit(f"{out.with_suffix('.json')} was written with other settings; "
+                             "use --out for a separate file")
+        for key in ("sweeps", "fit", "synthesis", "table2"):
+            if key in old:
+                res[key] = old[key]
+        res["runs"] = old.get("runs") or {k: {"date": old["machine"]["date"],
+                                              "git_commit": old["machine"]["git_commit"]}
+                                          for k in ("sweeps", "fit", "synthesis", "table2") if k in old}
     t_start = time.perf_counter()
 
     def save():
-        res["total_seconds"] = time.perf_counter() - t_start
         res["rusage_end"] = rusage_kib()
         out.with_suffix(".json").write_text(json.dumps(res, indent=2, default=float) + "\n")
         out.with_suffix(".md").write_text(markdown(res))
 
+    def run(key, fn):
+        q = quiet()
+        t0 = time.perf_counter()
+        res[key] = fn()
+        res[key]["wait"] = q
+        res["runs"][key] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                            "git_commit": res["machine"]["git_commit"],
+                            "seconds": time.perf_counter() - t0}
+        save()
+
     if "sweeps" in pieces:
         log("a. timing Gibbs sweeps")
-        q = quiet()
-        res["sweeps"] = bench_sweeps(cfg)
-        res["sweeps"]["wait"] = q
-        save()
+        run("sweeps", lambda: bench_sweeps(cfg))
     if "fit" in pieces:
         log(f"b. fitting {cfg['fit_chains']} chains x {cfg['fit_sweeps']} sweeps")
-        q = quiet()
-        res["fit"], model, _ = bench_fit(cfg)
-        res["fit"]["wait"] = q
-        save()
-        q = quiet()
-        res["synthesis"] = bench_synthesis(cfg, model)
-        res["synthesis"]["wait"] = q
-        del model
-        save()
+        holder = {}
+
+        def fit():
+            out_fit, holder["model"], _ = bench_fit(cfg)
+            return out_fit
+        run("fit", fit)
+        run("synthesis", lambda: bench_synthesis(cfg, holder.pop("model")))
     if "table2" in pieces:
         log(f"d. Table 2 with {cfg['files']} files per method")
-        q = quiet()
-        res["table2"] = bench_table2(cfg)
-        res["table2"]["wait"] = q
-        save()
+        run("table2", lambda: bench_table2(cfg))
     log(f"done in {time.perf_counter() - t_start:.0f} s -> {out.with_suffix('.json')}, {out.with_suffix('.md')}")
 
 
