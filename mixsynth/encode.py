@@ -8,9 +8,12 @@ Two encodings share every later code path:
 * ``"rl"`` (the paper's RL baseline, method.md section 7): the categorical gives K-1
   binary dummies (base level 0 dropped) under the rank likelihood, no intercepts.
 
-Every other column is one rank column. A column with missing values (any column under
-RL, rank columns under RPL) also gets a binary missingness indicator, so the missing rate
-and its links to the other variables are modelled (method.md section 5).
+Every other column is one rank column. Columns with missing values (any column under
+RL, rank columns under RPL) also get a binary missingness indicator, so the missing rate
+and its links to the other variables are modelled (method.md section 5). Columns that are
+missing in exactly the same rows (say, two fields from one failed linkage) share one
+indicator: two identical latent columns would make a correlation of 1 that the sampler
+crawls along, and the shared blank is reproduced exactly.
 """
 import numpy as np
 
@@ -25,9 +28,14 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str) 
     """Latent columns for the model values ``values`` (column -> (n,) float, NaN missing)."""
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, not {method!r}")
+    patterns: dict[bytes, list[str]] = {}
+    for col in spec.columns:
+        gap = np.isnan(values[col.name])
+        if gap.any() and not (col.modelled_as == "categorical" and method == "rpl"):
+            patterns.setdefault(np.packbits(gap).tobytes(), []).append(col.name)
+    first = {names[0]: tuple(names) for names in patterns.values()}
     out = []
     for col in spec.columns:
-        y = values[col.name]
         if col.modelled_as == "categorical" and method == "rpl":
             out += [LatentColumn(f"{col.name}={lv}", col.name, "level", i) for i, lv in enumerate(col.levels)]
             continue
@@ -36,8 +44,9 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str) 
                     for i, lv in enumerate(col.levels) if i > 0]
         else:
             out.append(LatentColumn(col.name, col.name, "value"))
-        if np.isnan(y).any():
-            out.append(LatentColumn(f"{col.name}:missing", col.name, "missing"))
+        if col.name in first:
+            blanks = first[col.name]
+            out.append(LatentColumn(f"{'|'.join(blanks)}:missing", col.name, "missing", blanks=blanks))
     return out
 
 

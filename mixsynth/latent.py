@@ -29,6 +29,7 @@ class LatentColumn:
     source: str
     role: str        # "value", "level", "dummy" (RL baseline) or "missing"
     level: int = -1  # level index for "level" and "dummy" columns
+    blanks: tuple[str, ...] = ()  # "missing" columns: the input columns this indicator blanks
 
     @property
     def kind(self) -> int:

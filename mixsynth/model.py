@@ -96,7 +96,8 @@ class CopulaSynthesizer:
         factors given the categorical combination (see synthesis.latent_rows). With
         ``return_info``, also returns a dict with the draw used, the share of rows whose
         factors were drawn exactly (``exact_share``) and, for the RL baseline, the share of rows whose dummies named several
-        levels of a categorical (``multiply_classified``) or none (``unclassified``).
+        levels of a categorical (``multiply_classified``) and the share with every dummy
+        off (``unclassified``, decoded as the base level).
         """
         n_rows = self.n_rows_ if n_rows is None else int(n_rows)
         if n_rows < 1:
@@ -139,7 +140,7 @@ class CopulaSynthesizer:
             if c.role == "value":
                 values[c.source] = y
             elif c.role == "missing":
-                missing[c.source] = y > 0.5
+                missing.update(dict.fromkeys(c.blanks, y > 0.5))
             else:
                 dummies.setdefault(c.source, []).append((c.level, y > 0.5))
         if dummies:
@@ -194,7 +195,7 @@ class CopulaSynthesizer:
         self = cls(TableSpec.from_dict(meta["spec"]), SamplerSettings.from_dict(meta["settings"]),
                    meta["method"], meta["seed"])
         self.spec_ = self.spec
-        self.columns_ = [LatentColumn(**c) for c in meta["columns"]]
+        self.columns_ = [LatentColumn(**{**c, "blanks": tuple(c["blanks"])}) for c in meta["columns"]]
         self.factors_, self.n_rows_, self.convergence_ = meta["factors"], meta["n_rows"], meta["convergence"]
         self.draws_ = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("draws/")}
         n_margins = sum(k.startswith("joint/margin/") for k in arrays)

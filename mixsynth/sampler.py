@@ -120,10 +120,10 @@ def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior
     Mt += st.alpha[:, None]
     draw_latent(st.Zt, Mt, 1.0 / np.sqrt(st.prec), cons, streams)
 
-    Zc = Mt   # reuse the buffer: Zc = Z - alpha
-    np.subtract(st.Zt, st.alpha[:, None], out=Zc)
+    # Products with Z - alpha are taken as Z products minus alpha terms: no (p, n) copy.
+    z_sum = st.Zt.sum(axis=1)                                    # (p,)
     EtE = st.etaT @ st.etaT.T
-    B = Zc @ st.etaT.T                                           # (p, k)
+    B = st.Zt @ st.etaT.T - np.outer(st.alpha, st.etaT.sum(axis=1))   # (Z - alpha) eta, (p, k)
     tau = np.cumprod(st.delta)
     Q = st.prec[:, None, None] * EtE + _diag_stack(st.phi * tau)  # (p, k, k)
     L = np.linalg.cholesky(Q)
@@ -131,15 +131,18 @@ def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior
     noise = np.linalg.solve(np.swapaxes(L, 1, 2), rng.standard_normal((p, k, 1)))[..., 0]
     st.Lambda = mean + noise
 
-    ss = (np.einsum("ji,ji->j", Zc, Zc) - 2.0 * np.einsum("jh,jh->j", st.Lambda, B)
-          + np.einsum("jh,hl,jl->j", st.Lambda, EtE, st.Lambda))
+    zz = np.einsum("ji,ji->j", st.Zt, st.Zt) - 2.0 * st.alpha * z_sum + n * st.alpha ** 2
+    ss = zz - 2.0 * np.einsum("jh,jh->j", st.Lambda, B) + np.einsum("jh,hl,jl->j", st.Lambda, EtE, st.Lambda)
     st.prec = rng.gamma(prior.a_sigma + 0.5 * n, 1.0 / (prior.b_sigma + 0.5 * np.maximum(ss, 0.0)))
 
     PL = st.prec[:, None] * st.Lambda                            # (p, k)
     W = np.linalg.inv(np.eye(k) + st.Lambda.T @ PL)
     W = 0.5 * (W + W.T)
+    A = (PL @ W).T                                               # (k, p)
     fill_normal(st.etaT, noise_streams)
-    st.etaT = (PL @ W).T @ Zc + np.linalg.cholesky(W) @ st.etaT
+    st.etaT = np.linalg.cholesky(W) @ st.etaT
+    st.etaT += A @ st.Zt
+    st.etaT -= (A @ st.alpha)[:, None]
 
     lam2 = st.Lambda ** 2
     st.phi = rng.gamma(0.5 * (prior.nu + 1.0), 1.0 / (0.5 * (prior.nu + tau * lam2)))
@@ -150,7 +153,7 @@ def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior
         st.delta[h] = rng.gamma(shape, 1.0 / (1.0 + 0.5 * tau_wo @ col_ss[h:]))
 
     s = 1.0 / (n * st.prec + 1.0 / prior.alpha_var)
-    total = st.Zt.sum(axis=1) - st.Lambda @ st.etaT.sum(axis=1)
+    total = z_sum - st.Lambda @ st.etaT.sum(axis=1)
     draw = s * st.prec * total + np.sqrt(s) * rng.standard_normal(p)
     st.alpha = np.where(intercept, draw, 0.0)
 

@@ -196,3 +196,21 @@ def _spearman(t, a, b):
     x = t[[a, b]].dropna()
     to_num = lambda s: s.map({"no": 0, "yes": 1}) if s.dtype == object or str(s.dtype) == "str" else s.astype(float)
     return stats.spearmanr(to_num(x[a]), to_num(x[b])).statistic
+
+
+def test_columns_missing_together_share_one_indicator_and_stay_blank_together(short_run):
+    rng = np.random.default_rng(8)
+    n = 1500
+    x = rng.normal(size=n)
+    table = pd.DataFrame({"x": x, "a": x + rng.normal(size=n), "b": rng.normal(size=n),
+                          "c": rng.normal(size=n)})
+    lost = rng.random(n) < 0.15 + 0.2 * (x > 1)          # linkage failure, commoner for high x
+    table.loc[lost, ["a", "b"]] = np.nan
+    table.loc[rng.random(n) < 0.1, "c"] = np.nan
+    model = CopulaSynthesizer(infer_spec(table), short_run, seed=0).fit(table)
+    indicators = [c for c in model.columns_ if c.role == "missing"]
+    assert sorted(c.blanks for c in indicators) == [("a", "b"), ("c",)]
+    syn = model.sample(n_rows=8000, seed=0)
+    assert (syn["a"].isna() == syn["b"].isna()).all()
+    assert abs(syn["a"].isna().mean() - table["a"].isna().mean()) < 0.02
+    assert syn.loc[syn["x"] > 1, "a"].isna().mean() > syn.loc[syn["x"] < 0, "a"].isna().mean() + 0.1
