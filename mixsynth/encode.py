@@ -24,8 +24,12 @@ from .tableio import InputError
 METHODS = ("rpl", "rl")
 
 
-def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str) -> list[LatentColumn]:
-    """Latent columns for the model values ``values`` (column -> (n,) float, NaN missing)."""
+def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
+                   responses: tuple[str, ...] = ()) -> list[LatentColumn]:
+    """Latent columns for the model values ``values`` (column -> (n,) float, NaN missing).
+
+    ``responses`` leave the copula for their own model; their missingness indicators stay.
+    """
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, not {method!r}")
     patterns: dict[bytes, list[str]] = {}
@@ -36,10 +40,12 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str) 
     first = {names[0]: tuple(names) for names in patterns.values()}
     out = []
     for col in spec.columns:
-        if col.modelled_as == "categorical" and method == "rpl":
+        if col.name in responses:
+            pass
+        elif col.modelled_as == "categorical" and method == "rpl":
             out += [LatentColumn(f"{col.name}={lv}", col.name, "level", i) for i, lv in enumerate(col.levels)]
             continue
-        if col.modelled_as == "categorical":
+        elif col.modelled_as == "categorical":
             out += [LatentColumn(f"{col.name}={lv}", col.name, "dummy", i)
                     for i, lv in enumerate(col.levels) if i > 0]
         else:
@@ -74,10 +80,10 @@ def rank_column_values(col: LatentColumn, y: np.ndarray) -> np.ndarray:
     return y
 
 
-def encode(spec: TableSpec, values: dict[str, np.ndarray], method: str = "rpl"
-           ) -> tuple[list[LatentColumn], Constraints]:
+def encode(spec: TableSpec, values: dict[str, np.ndarray], method: str = "rpl",
+           responses: tuple[str, ...] = ()) -> tuple[list[LatentColumn], Constraints]:
     """Latent columns and the constraints the data put on them."""
-    columns = latent_columns(spec, values, method)
+    columns = latent_columns(spec, values, method, responses)
     sources = categorical_sources(columns)
     rank_values = {c.name: rank_column_values(c, values[c.source]) for c in columns if c.role != "level"}
     cons = build_constraints(columns, rank_values, level_codes(values, sources),

@@ -18,9 +18,26 @@ from .marginals import fit_marginal, marginal_from_state
 from .sampler import SamplerSettings, choose_factors, run_chains
 from .schema import TableSpec, from_codes, infer_spec, to_codes
 from .tableio import InputError
+from .responses import BartSettings, Design, ResponseModel, fit_response
 from .synthesis import CategoricalJoint, Draw, latent_rows, uniforms
 
 FORMAT = "mixsynth-model/1"
+
+
+def response_order(spec: TableSpec) -> tuple[str, ...]:
+    """The responses in modelling order: the spec's ``bart: {order: [...]}``, else every
+    column with role ``response`` in table order. Each must be an ordered column."""
+    order = tuple(spec.bart.get("order") or [c.name for c in spec.by_role("response")])
+    for name in order:
+        if name not in spec.names:
+            raise InputError(f"bart.order names column '{name}', which is not modelled; "
+                             f"use one of {spec.names}")
+        if spec.column(name).modelled_as == "categorical":
+            raise InputError(f"response '{name}' is an unordered categorical; BART responses "
+                             "must be binary, ordinal, count or continuous: change its role or kind")
+    if len(set(order)) < len(order):
+        raise InputError("bart.order lists a column twice")
+    return order
 
 
 class CopulaSynthesizer:
@@ -31,9 +48,13 @@ class CopulaSynthesizer:
     ``settings`` (SamplerSettings), ``seed`` (int; the same seed gives the same model),
     ``workers`` (processes for chains; None = one per core, at most one per chain).
 
+    Columns with role ``response`` (in the spec's ``bart: {order: [...]}`` order, else in
+    table order) leave the copula and are modelled by rank-likelihood BART given the copula
+    columns and the responses before them (responses.py).
+
     Fitted attributes: ``spec_``, ``columns_`` (latent columns), ``factors_``, ``draws_``
     (alpha (C, T, p), Lambda (C, T, p, k), sigma2 (C, T, p)), ``marginals_``, ``joint_``,
-    ``n_rows_``, ``convergence_``.
+    ``responses_`` (ResponseModel per response), ``n_rows_``, ``convergence_``.
     """
 
     def __init__(self, spec: TableSpec | None = None, settings: SamplerSettings | None = None,
@@ -48,10 +69,12 @@ class CopulaSynthesizer:
         """Fit to ``frame``; ``monitor(done_per_chain)`` sees sampling progress."""
         spec = self.spec or infer_spec(frame)
         values = to_codes(frame, spec)
-        columns, cons = encode(spec, values, self.method)
+        responses = response_order(spec)
+        columns, cons = encode(spec, values, self.method, responses)
         k = self.settings.factors or choose_factors(initial_latent(cons), self.settings.factor_variance)
         self.draws_ = run_chains(cons, k, self.settings, self.seed, self.workers, monitor)
         self.spec_, self.columns_, self.factors_, self.n_rows_ = spec, columns, k, len(frame)
+        self.responses_ = self._fit_responses(spec, values, responses, np.random.SeedSequence([self.seed, 1]))
         self.marginals_ = {}
         for c in columns:
             if c.role == "level":
@@ -60,11 +83,30 @@ class CopulaSynthesizer:
             kind = col.kind if c.role == "value" else "binary"
             self.marginals_[c.name] = fit_marginal(rank_column_values(c, values[c.source]), kind,
                                                    col.lower, col.upper)
+        for name in responses:
+            col = spec.column(name)
+            self.marginals_[name] = fit_marginal(values[name], col.kind, col.lower, col.upper)
         sources = categorical_sources(columns)
         self.joint_ = CategoricalJoint.from_codes(
             level_codes(values, sources), [len(spec.column(s).levels) for s in sources])
         self.convergence_ = convergence(self.draws_["Lambda"], self.draws_["sigma2"], columns)
         return self
+
+    @staticmethod
+    def _fit_responses(spec: TableSpec, values: dict, responses: tuple[str, ...],
+                       seed: np.random.SeedSequence) -> list[ResponseModel]:
+        """Rank-likelihood BART for each response given the copula columns and the
+        responses before it."""
+        if not responses:
+            return []
+        settings = BartSettings.from_dict({k: v for k, v in spec.bart.items() if k != "order"})
+        base = [c.name for c in spec.columns if c.name not in responses]
+        unordered = {c.name: len(c.levels) for c in spec.columns if c.modelled_as == "categorical"}
+        fitted = []
+        for i, (name, s) in enumerate(zip(responses, seed.spawn(len(responses)))):
+            design = Design.from_values(values, base + list(responses[:i]), unordered)
+            fitted.append(fit_response(name, values[name], design.matrix(values), design, settings, s))
+        return fitted
 
     @property
     def n_draws_(self) -> int:
@@ -87,7 +129,7 @@ class CopulaSynthesizer:
 
     def sample(self, n_rows: int | None = None, seed: int = 0, draw: int | None = None,
                prior_strength: float = 0.0, min_cell_count: int = 1, proposals: int = 20,
-               gibbs_steps: int = 200, return_info: bool = False):
+               gibbs_steps: int = 200, response_draws: bool = False, return_info: bool = False):
         """One synthetic table of ``n_rows`` rows (default: as many as the real table) from
         posterior draw ``draw`` (default: one picked by ``seed``).
 
@@ -103,14 +145,20 @@ class CopulaSynthesizer:
         if n_rows < 1:
             raise InputError("rows: the number of synthetic rows must be at least 1")
         ss = np.random.SeedSequence(seed)
-        pick_seed, cell_seed, row_seed = ss.spawn(3)
+        pick_seed, cell_seed, row_seed, response_seed = ss.spawn(4)
         if draw is None:
             draw = int(np.random.default_rng(pick_seed).integers(self.n_draws_))
         sources = categorical_sources(self.columns_)
         cat_codes = self.joint_.sample(n_rows, np.random.default_rng(cell_seed), prior_strength, min_cell_count)
         Z, exact = latent_rows(self.draw(draw), self.columns_, cat_codes, sources, row_seed,
                                proposals, gibbs_steps)
-        values, info = self._decode(Z, cat_codes, sources)
+        values, info, response_blanks = self._decode(Z, cat_codes, sources)
+        rng = np.random.default_rng(response_seed)
+        for model in self.responses_:
+            X = model.design.matrix(values)
+            u = model.draw_latent(X, rng, draw if response_draws else None)
+            values[model.name] = np.where(response_blanks.get(model.name, False), np.nan,
+                                          self.marginals_[model.name].ppf(u))
         info.update(draw=draw, exact_share=exact)
         frame = from_codes(values, self.spec_)
         return (frame, info) if return_info else frame
@@ -126,7 +174,8 @@ class CopulaSynthesizer:
         return [self.sample(n_rows, int(s), int(d), **kwargs) for s, d in zip(seeds, draws)]
 
     def _decode(self, Z: np.ndarray, cat_codes: np.ndarray, sources: list[str]):
-        """Latent rows (p, n) -> model values per input column, and RL classification info."""
+        """Latent rows (p, n) -> model values of the copula's columns (blanks applied), RL
+        classification info, and the blanks of the responses (column -> (n,) bool)."""
         n = Z.shape[1]
         values = {s: np.where(cat_codes[r] < 0, np.nan, cat_codes[r]).astype(float)
                   for r, s in enumerate(sources)}
@@ -155,9 +204,11 @@ class CopulaSynthesizer:
                 values[src] = np.where(count == 0, 0, levels[np.argmax(on, axis=0)]).astype(float)
             info["multiply_classified"] = float(multi.mean())
             info["unclassified"] = float(none.mean())
+        responses = {m.name for m in self.responses_}
         for src, blank in missing.items():
-            values[src] = np.where(blank, np.nan, values[src])
-        return values, info
+            if src not in responses:
+                values[src] = np.where(blank, np.nan, values[src])
+        return values, info, {src: b for src, b in missing.items() if src in responses}
 
     def save(self, path) -> None:
         """Write the fitted model to one ``.npz`` file: arrays plus a JSON header, no pickle."""
@@ -173,6 +224,12 @@ class CopulaSynthesizer:
         arrays["joint/cells"], arrays["joint/counts"] = self.joint_.cells, self.joint_.counts
         for r, m in enumerate(self.joint_.margins):
             arrays[f"joint/margin/{r}"] = m
+        meta["responses"] = []
+        for i, model in enumerate(self.responses_):
+            r_meta, r_arrays = model.to_state()
+            meta["responses"].append(r_meta)
+            for key, arr in r_arrays.items():
+                arrays[f"response/{i}/{key}"] = arr
         for name, marginal in self.marginals_.items():
             m_meta, m_arrays = marginal.to_state()
             meta["marginals"][name] = {"meta": m_meta, "arrays": sorted(m_arrays)}
@@ -201,6 +258,9 @@ class CopulaSynthesizer:
         n_margins = sum(k.startswith("joint/margin/") for k in arrays)
         self.joint_ = CategoricalJoint(arrays["joint/cells"], arrays["joint/counts"],
                                        [arrays[f"joint/margin/{r}"] for r in range(n_margins)])
+        self.responses_ = [
+            ResponseModel.from_state(r, {key: arrays[f"response/{i}/{key}"] for key in ("sigma2", "forests")})
+            for i, r in enumerate(meta["responses"])]
         self.marginals_ = {
             name: marginal_from_state(m["meta"], {a: arrays[f"marginal/{name}/{a}"] for a in m["arrays"]})
             for name, m in meta["marginals"].items()}

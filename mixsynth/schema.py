@@ -52,7 +52,7 @@ LEVEL_KINDS = ("categorical", "binary", "ordinal")
 COLUMN_KEYS = ("kind", "role", "levels", "unordered", "lower", "upper")
 INFER_DEFAULTS = {"categorical_max_levels": 5, "max_levels": 100,
                   "ordinal_as_categorical_below": 10, "min_rows": 20}
-_SECTIONS = ("exclude", "infer", "columns", "sampler", "synthesis")
+_SECTIONS = ("exclude", "infer", "columns", "sampler", "synthesis", "bart")
 _EXCLUDE_FIX = "drop it or list it under `exclude` in the spec"
 
 
@@ -93,6 +93,7 @@ class TableSpec:
     excluded: tuple[str, ...] = ()
     sampler: dict = field(default_factory=dict)
     synthesis: dict = field(default_factory=dict)
+    bart: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -129,7 +130,8 @@ class TableSpec:
         """Rebuild a TableSpec from `to_dict` output."""
         return cls(columns=tuple(ColumnSpec(**c) for c in d["columns"]),
                    excluded=tuple(d.get("excluded", ())), sampler=dict(d.get("sampler", {})),
-                   synthesis=dict(d.get("synthesis", {})), extra=dict(d.get("extra", {})))
+                   synthesis=dict(d.get("synthesis", {})), bart=dict(d.get("bart", {})),
+                   extra=dict(d.get("extra", {})))
 
 
 def load_spec(path) -> dict:
@@ -178,7 +180,8 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
     if not columns:
         raise InputError("every column is excluded; leave at least two columns to model")
     extra = {k: v for k, v in raw.items() if k not in _SECTIONS}
-    return TableSpec(columns, tuple(excluded), _section(raw, "sampler"), _section(raw, "synthesis"), extra)
+    return TableSpec(columns, tuple(excluded), _section(raw, "sampler"), _section(raw, "synthesis"),
+                     _section(raw, "bart"), extra)
 
 
 def to_codes(frame: pd.DataFrame, spec: TableSpec) -> dict[str, np.ndarray]:
