@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .model import CopulaSynthesizer
+from .model import CopulaSynthesizer, response_order
 from .progress import SweepProgress
 from .sampler import SamplerSettings
 from .schema import infer_spec, load_spec
@@ -103,6 +103,9 @@ def _fitted(args) -> CopulaSynthesizer:
         sampler["burn_in"] = args.sweeps // 2
     sampler.update({k: getattr(args, k) for k in SAMPLER_FLAGS if getattr(args, k) is not None})
     settings = SamplerSettings.from_dict(sampler)
+    responses = response_order(spec)
+    if responses:
+        print(f"responses modelled by rank-likelihood BART after the copula: {', '.join(responses)}")
     bar = SweepProgress(settings.sweeps, settings.chains, enabled=args.progress)
     started = time.monotonic()
     model = CopulaSynthesizer(spec, settings, method=method, seed=args.seed).fit(table, monitor=bar)
