@@ -19,6 +19,7 @@ sigma^2 reached its stationary level within 5 sweeps either way
 (benchmarks/results/responses.md).
 """
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import special
@@ -99,22 +100,28 @@ class Design:
 
 @dataclass
 class ResponseModel:
-    """A fitted response: its design, stored forests (stochtree JSON) and the error
-    variance of every kept draw, all on the standardized latent scale."""
+    """A fitted response: its design, stored forests (stochtree JSON: every
+    ``keep_every``-th kept draw) and the error variance of every kept draw, all on the
+    standardized latent scale."""
     name: str
     design: Design
     forests_json: str
     sigma2: np.ndarray
     trees: int
+    keep_every: int
+
+    @cached_property
+    def forests(self) -> ForestContainer:
+        container = ForestContainer(self.trees, 1, True, False)
+        container.load_from_json_string(self.forests_json)
+        return container
 
     def predict(self, X: np.ndarray, draw: int | None = None) -> np.ndarray:
         """f at the rows of X (n, features): the posterior mean over the stored forests, or
-        stored forest ``draw``."""
-        container = ForestContainer(self.trees, 1, True, False)
-        container.load_from_json_string(self.forests_json)
+        stored forest ``draw`` (modulo their number)."""
         dataset = Dataset()
         dataset.add_covariates(X)
-        pred = container.predict(dataset)                     # (n, stored)
+        pred = self.forests.predict(dataset)                  # (n, stored)
         return pred.mean(axis=1) if draw is None else pred[:, draw % pred.shape[1]]
 
     def draw_latent(self, X: np.ndarray, rng: np.random.Generator, draw: int | None = None) -> np.ndarray:
@@ -122,29 +129,25 @@ class ResponseModel:
         z = f(x) + sigma e with posterior means (the paper) or one posterior draw, then
         u = F_z(z), F_z the mixture over the rows of N(f(x), sigma^2). Returns u, (n,)."""
         f = self.predict(X, draw)
-        stored = self.n_stored
+        stored = self.forests.num_samples()
         sigma = np.sqrt(self.sigma2.mean() if draw is None
-                        else self.sigma2[(draw % stored) * (len(self.sigma2) // stored)])
+                        else self.sigma2[(draw % stored) * self.keep_every])
         z = f + sigma * rng.standard_normal(f.size)
         centres = np.quantile(f, np.linspace(0.0005, 0.9995, min(f.size, 1000)))
         grid = np.linspace(z.min() - 1e-9, z.max() + 1e-9, 2048)
         cdf = special.ndtr((grid[:, None] - centres[None, :]) / sigma).mean(axis=1)
         return np.clip(np.interp(z, grid, cdf), 1e-12, 1.0 - 1e-12)
 
-    @property
-    def n_stored(self) -> int:
-        container = ForestContainer(self.trees, 1, True, False)
-        container.load_from_json_string(self.forests_json)
-        return container.num_samples()
-
     def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
-        meta = {"name": self.name, "design": asdict(self.design), "trees": self.trees}
+        meta = {"name": self.name, "design": asdict(self.design), "trees": self.trees,
+                "keep_every": self.keep_every}
         return meta, {"sigma2": self.sigma2, "forests": np.array(self.forests_json)}
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "ResponseModel":
         design = Design(**{k: tuple(v) for k, v in meta["design"].items()})
-        return cls(meta["name"], design, str(arrays["forests"]), arrays["sigma2"], meta["trees"])
+        return cls(meta["name"], design, str(arrays["forests"]), arrays["sigma2"], meta["trees"],
+                   meta["keep_every"])
 
 
 def fit_response(name: str, y: np.ndarray, X: np.ndarray, design: Design, settings: BartSettings,
@@ -196,4 +199,5 @@ def fit_response(name: str, y: np.ndarray, X: np.ndarray, design: Design, settin
         global_config.update_global_error_variance(sigma2)
         if after >= 0:
             kept.append(sigma2)
-    return ResponseModel(name, design, container.dump_json_string(), np.array(kept), settings.trees)
+    return ResponseModel(name, design, container.dump_json_string(), np.array(kept), settings.trees,
+                         settings.keep_every)
