@@ -1,0 +1,1 @@
+"""Utility and disclosure-risk measures; aggregates only."""

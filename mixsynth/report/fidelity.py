@@ -1,0 +1,276 @@
+"""Fidelity of a synthetic table to the real one: marginals (level 1) and associations (level 2).
+
+Measures follow /work/shared/docs/evaluation.md. A column is treated as categorical when its kind
+is categorical, binary or ordinal, or when the real column has at most 12 distinct non-missing
+values; otherwise (count/continuous) it is numeric. For categorical measures missing is its own
+category (label None); numeric measures drop missing values.
+
+Every function returns JSON-ready aggregates (plain floats, ints, str, None for undefined; never
+NaN) and never a row of either table.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from mixsynth.schema import LEVEL_KINDS, TableSpec
+
+MAX_CATEGORICAL_DISTINCT = 12
+DRIFT_LOOK = 0.5  # the article's rule of thumb for the correlation drift score
+
+
+def marginals(real: pd.DataFrame, syn: pd.DataFrame, spec: TableSpec) -> list[dict]:
+    """One dict per spec column, in spec order, all with the same keys.
+
+    Keys: column, kind, treated_as ("categorical"/"numeric"), tvd (categorical), median_shift,
+    iqr_shift, ks, wasserstein, wasserstein_scaled (numeric; None otherwise or when undefined),
+    missing_diff_pp (synthetic minus real missing rate, percentage points), n_real, n_synthetic.
+    Shifts are (syn - real)/real (None when the real value is 0); wasserstein_scaled divides by
+    the real IQR, or by the real sample sd (ddof=1) when the IQR is 0.
+    """
+    cat = _categorical_columns(real, spec)
+    out = []
+    for col in spec.columns:
+        r, s = real[col.name], syn[col.name]
+        row = {"column": col.name, "kind": col.kind,
+               "treated_as": "categorical" if col.name in cat else "numeric",
+               "tvd": None, "median_shift": None, "iqr_shift": None, "ks": None,
+               "wasserstein": None, "wasserstein_scaled": None,
+               "missing_diff_pp": _f(100.0 * (_missing_rate(s) - _missing_rate(r))),
+               "n_real": len(r), "n_synthetic": len(s)}
+        if col.name in cat:
+            cr, cs, labels = _codes(r, s)
+            pr = np.bincount(cr, minlength=len(labels)) / max(len(cr), 1)
+            ps = np.bincount(cs, minlength=len(labels)) / max(len(cs), 1)
+            row["tvd"] = _f(0.5 * np.abs(pr - ps).sum())
+        else:
+            row.update(_numeric_marginal(_numeric(r), _numeric(s)))
+        out.append(row)
+    return out
+
+
+def associations(real: pd.DataFrame, syn: pd.DataFrame, spec: TableSpec, drop_flag: float = 0.1) -> dict:
+    """Pairwise associations, real vs synthetic, for every pair of spec columns.
+
+    Returns {"categorical_pairs": [{a, b, v_real, v_synthetic, drop, flag}],
+             "numeric_pairs": [{a, b, pearson_real, pearson_synthetic, pearson_change,
+                                spearman_real, spearman_synthetic, spearman_change}],
+             "mixed_pairs": [{categorical, numeric, eta_real, eta_synthetic, eta_change}],
+             "drift": {score, threshold, warrants_look, n_encoded_columns},
+             "summary": {drop_flag, n_flagged, max_v_drop, max_v_drop_pair,
+                         max_abs_pearson_change, max_abs_pearson_change_pair}}.
+    Cramer's V is bias-uncorrected, sqrt(chi2 / (n (min(r, c) - 1))), missing as a category;
+    drop = v_real - v_synthetic and flag = drop > drop_flag. Correlations are pairwise complete.
+    Eta is sqrt(between-group / total sum of squares) of the numeric column over the
+    categorical's levels (missing numeric values dropped, missing categorical a group).
+    The drift score is the Frobenius norm of corr_real - corr_syn, Pearson correlations of the
+    numeric columns plus every categorical one-hot encoded (one column per level of either file,
+    missing a level); undefined correlations count as 0, as in the article, whose rule of thumb
+    is that a score above 0.5 warrants a look. Changes are synthetic minus real.
+    """
+    cat = _categorical_columns(real, spec)
+    cats = [c.name for c in spec.columns if c.name in cat]
+    nums = [c.name for c in spec.columns if c.name not in cat]
+    codes = {c: _codes(real[c], syn[c]) for c in cats}
+    values = {c: (_numeric(real[c]), _numeric(syn[c])) for c in nums}
+
+    cat_pairs = []
+    for a, b in combinations(cats, 2):
+        (ar, as_, _), (br, bs, _) = codes[a], codes[b]
+        vr, vs = _cramers_v(ar, br), _cramers_v(as_, bs)
+        drop = _diff(vr, vs)
+        cat_pairs.append({"a": a, "b": b, "v_real": vr, "v_synthetic": vs, "drop": drop,
+                          "flag": drop is not None and drop > drop_flag})
+
+    num_pairs = []
+    for a, b in combinations(nums, 2):
+        row = {"a": a, "b": b}
+        for name, fn in (("pearson", _pearson), ("spearman", _spearman)):
+            cr, cs = fn(values[a][0], values[b][0]), fn(values[a][1], values[b][1])
+            row |= {f"{name}_real": cr, f"{name}_synthetic": cs, f"{name}_change": _diff(cs, cr)}
+        num_pairs.append(row)
+
+    mixed = []
+    for c in cats:
+        for x in nums:
+            er, es = _eta(codes[c][0], values[x][0]), _eta(codes[c][1], values[x][1])
+            mixed.append({"categorical": c, "numeric": x, "eta_real": er, "eta_synthetic": es,
+                          "eta_change": _diff(es, er)})
+
+    score, n_enc = _drift(codes, values)
+    drops = [p for p in cat_pairs if p["drop"] is not None]
+    changes = [p for p in num_pairs if p["pearson_change"] is not None]
+    top_drop = max(drops, key=lambda p: p["drop"], default=None)
+    top_change = max(changes, key=lambda p: abs(p["pearson_change"]), default=None)
+    summary = {"drop_flag": float(drop_flag), "n_flagged": sum(p["flag"] for p in cat_pairs),
+               "max_v_drop": None if top_drop is None else top_drop["drop"],
+               "max_v_drop_pair": None if top_drop is None else [top_drop["a"], top_drop["b"]],
+               "max_abs_pearson_change": None if top_change is None else abs(top_change["pearson_change"]),
+               "max_abs_pearson_change_pair": None if top_change is None else [top_change["a"], top_change["b"]]}
+    return {"categorical_pairs": cat_pairs, "numeric_pairs": num_pairs, "mixed_pairs": mixed,
+            "drift": {"score": score, "threshold": DRIFT_LOOK,
+                      "warrants_look": score is not None and score > DRIFT_LOOK,
+                      "n_encoded_columns": n_enc},
+            "summary": summary}
+
+
+def crosstab(real: pd.DataFrame, syn: pd.DataFrame, a: str, b: str) -> dict:
+    """Cell shares of categorical columns a x b side by side (the paper's Table 3).
+
+    Returns {a, b, rows: [R labels of a], columns: [C labels of b], real: R x C shares of the
+    real rows, synthetic: R x C shares, difference: synthetic - real, n_real, n_synthetic}.
+    Levels are the union over both files (missing is the label None, last); shares sum to 1.
+    """
+    ar, as_, rows = _codes(real[a], syn[a])
+    br, bs, cols = _codes(real[b], syn[b])
+    shares = []
+    for x, y in ((ar, br), (as_, bs)):
+        t = _table(x, y, len(rows), len(cols))
+        shares.append(t / t.sum() if t.sum() else t)
+    return {"a": a, "b": b, "rows": rows, "columns": cols,
+            "real": _grid(shares[0]), "synthetic": _grid(shares[1]),
+            "difference": _grid(shares[1] - shares[0]),
+            "n_real": len(real), "n_synthetic": len(syn)}
+
+
+def _categorical_columns(real: pd.DataFrame, spec: TableSpec) -> set[str]:
+    """Names of spec columns treated as categorical (module docstring rule)."""
+    return {c.name for c in spec.columns
+            if c.kind in LEVEL_KINDS or real[c.name].nunique(dropna=True) <= MAX_CATEGORICAL_DISTINCT}
+
+
+def _codes(r: pd.Series, s: pd.Series) -> tuple[np.ndarray, np.ndarray, list]:
+    """Integer codes (n_r,), (n_s,) over the union of levels, and the K sorted labels (None = missing, last)."""
+    codes, uniques = pd.factorize(pd.concat([r.astype(object), s.astype(object)], ignore_index=True))
+    labels = [_plain(u) for u in uniques]
+    try:
+        order = sorted(range(len(labels)), key=lambda i: labels[i])
+    except TypeError:
+        order = sorted(range(len(labels)), key=lambda i: str(labels[i]))
+    rank = np.empty(len(labels) + 1, dtype=np.int64)
+    rank[order] = np.arange(len(labels))
+    rank[-1] = len(labels)  # factorize marks missing as -1
+    labels = [labels[i] for i in order]
+    if (codes < 0).any():
+        labels.append(None)
+    codes = rank[codes]
+    return codes[:len(r)], codes[len(r):], labels
+
+
+def _numeric(s: pd.Series) -> np.ndarray:
+    """Float values (n,), missing as NaN."""
+    return pd.to_numeric(s).to_numpy(dtype=float, na_value=np.nan)
+
+
+def _missing_rate(s: pd.Series) -> float:
+    return float(s.isna().mean()) if len(s) else 0.0
+
+
+def _numeric_marginal(r: np.ndarray, s: np.ndarray) -> dict:
+    """Median/IQR shifts, KS, Wasserstein (raw and scaled) of two value arrays with NaN dropped."""
+    r, s = r[~np.isnan(r)], s[~np.isnan(s)]
+    if not len(r) or not len(s):
+        return {}
+    qr, qs = np.quantile(r, [0.25, 0.5, 0.75]), np.quantile(s, [0.25, 0.5, 0.75])
+    iqr_r, iqr_s = qr[2] - qr[0], qs[2] - qs[0]
+    w = stats.wasserstein_distance(r, s)
+    scale = iqr_r if iqr_r > 0 else (np.std(r, ddof=1) if len(r) > 1 else 0.0)
+    return {"median_shift": _rel(qs[1], qr[1]), "iqr_shift": _rel(iqr_s, iqr_r),
+            "ks": _f(stats.ks_2samp(r, s).statistic), "wasserstein": _f(w),
+            "wasserstein_scaled": _f(w / scale) if scale > 0 else None}
+
+
+def _table(x: np.ndarray, y: np.ndarray, kx: int, ky: int) -> np.ndarray:
+    """Contingency counts (kx, ky) of two code arrays."""
+    return np.bincount(x * ky + y, minlength=kx * ky).reshape(kx, ky).astype(float)
+
+
+def _cramers_v(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Bias-uncorrected Cramer's V of two code arrays; None when either has a single observed level."""
+    t = _table(x, y, int(x.max(initial=0)) + 1, int(y.max(initial=0)) + 1)
+    t = t[t.sum(axis=1) > 0][:, t.sum(axis=0) > 0]
+    k = min(t.shape) - 1
+    if k < 1:
+        return None
+    n = t.sum()
+    expected = np.outer(t.sum(axis=1), t.sum(axis=0)) / n
+    chi2 = ((t - expected) ** 2 / expected).sum()
+    return _f(np.sqrt(chi2 / (n * k)))
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Pearson correlation over rows where both are present; None when undefined."""
+    ok = ~(np.isnan(x) | np.isnan(y))
+    return _corr(x[ok], y[ok])
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Spearman correlation (Pearson of average ranks) over rows where both are present."""
+    ok = ~(np.isnan(x) | np.isnan(y))
+    return _corr(stats.rankdata(x[ok]), stats.rankdata(y[ok]))
+
+
+def _corr(x: np.ndarray, y: np.ndarray) -> float | None:
+    if len(x) < 2:
+        return None
+    dx, dy = x - x.mean(), y - y.mean()
+    den = np.sqrt((dx * dx).sum() * (dy * dy).sum())
+    return _f(np.clip((dx * dy).sum() / den, -1.0, 1.0)) if den > 0 else None
+
+
+def _eta(codes: np.ndarray, x: np.ndarray) -> float | None:
+    """Correlation ratio of values x (n,) over groups codes (n,); None when x has no spread."""
+    ok = ~np.isnan(x)
+    g, v = codes[ok], x[ok]
+    if not len(v):
+        return None
+    sst = ((v - v.mean()) ** 2).sum()
+    if sst <= 0:
+        return None
+    counts = np.bincount(g)
+    sums = np.bincount(g, weights=v)
+    present = counts > 0
+    ssb = (sums[present] ** 2 / counts[present]).sum() - v.sum() ** 2 / len(v)
+    return _f(np.sqrt(np.clip(ssb / sst, 0.0, 1.0)))
+
+
+def _drift(codes: dict, values: dict) -> tuple[float | None, int]:
+    """Frobenius norm of corr_real - corr_syn on the encoded columns, and their number."""
+    frames = []
+    for i in (0, 1):
+        cols = {f"{n}:{j}": (c[i] == j).astype(float)
+                for n, c in codes.items() for j in range(len(c[2]))}
+        cols |= {n: v[i] for n, v in values.items()}
+        frames.append(pd.DataFrame(cols))
+    if frames[0].shape[1] < 2:
+        return None, frames[0].shape[1]
+    cr, cs = (f.corr().fillna(0.0).to_numpy() for f in frames)
+    return _f(np.linalg.norm(cr - cs, "fro")), frames[0].shape[1]
+
+
+def _rel(new: float, old: float) -> float | None:
+    return _f((new - old) / old) if old != 0 else None
+
+
+def _diff(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else _f(a - b)
+
+
+def _grid(m: np.ndarray) -> list[list[float]]:
+    return [[float(v) for v in row] for row in m]
+
+
+def _plain(v):
+    """A level value as a JSON-ready Python scalar (numpy scalars unwrapped, others as str)."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    return v if isinstance(v, (bool, int, float, str)) else str(v)
+
+
+def _f(x) -> float | None:
+    """Plain float, or None when not finite."""
+    x = float(x)
+    return x if np.isfinite(x) else None
