@@ -135,11 +135,13 @@ class CopulaSynthesizer:
 
         ``prior_strength`` and ``min_cell_count`` smooth the categorical joint (see
         CategoricalJoint.sample); ``proposals`` and ``gibbs_steps`` tune the draw of the
-        factors given the categorical combination (see synthesis.latent_rows). With
-        ``return_info``, also returns a dict with the draw used, the share of rows whose
-        factors were drawn exactly (``exact_share``) and, for the RL baseline, the share of rows whose dummies named several
-        levels of a categorical (``multiply_classified``) and the share with every dummy
-        off (``unclassified``, decoded as the base level).
+        factors given the categorical combination (see synthesis.latent_rows);
+        ``response_draws`` draws BART responses from one stored forest per file instead of
+        the posterior mean. With ``return_info``, also returns a dict with the draw used,
+        the share of rows whose factors were drawn exactly (``exact_share``) and, for the RL
+        baseline, the share of rows whose dummies named several levels of a categorical
+        (``multiply_classified``) and the share with every dummy off (``unclassified``,
+        decoded as the base level).
         """
         n_rows = self.n_rows_ if n_rows is None else int(n_rows)
         if n_rows < 1:
