@@ -1,4 +1,4 @@
-"""Command line: ``mixsynth synthesize | fit | sample | dataset``.
+"""Command line: ``mixsynth synthesize | fit | sample | dataset | report``.
 
 Settings come from the defaults, then the spec's ``sampler:`` and ``synthesis:`` sections,
 then the flags. Errors print one line and exit with status 2; messages from bad input name
@@ -70,6 +70,16 @@ def _parser() -> argparse.ArgumentParser:
     data.add_argument("--rows", type=int, help="rows of a simulated table")
     data.add_argument("--seed", type=int, default=0)
     data.set_defaults(run=_dataset)
+
+    rep = sub.add_parser("report", help="utility and disclosure-risk report of SYN file(s) against REAL")
+    rep.add_argument("real", type=Path)
+    rep.add_argument("syn", type=Path, nargs="+", help="synthetic file(s); m > 1 files are combined")
+    rep.add_argument("--spec", type=Path, required=True,
+                     help="YAML spec with the `report:` (and optional `release:`) sections")
+    rep.add_argument("--out", type=Path, required=True, help="directory for report.json and summary.md")
+    rep.add_argument("--holdout", type=Path, help="real rows kept out of synthesis (for TSTR and DCR)")
+    rep.add_argument("--seed", type=int, default=0)
+    rep.set_defaults(run=_report)
     return p
 
 
@@ -183,6 +193,66 @@ def _dataset(args):
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_table(table, args.out)
     print(f"{args.name}: {len(table):,} rows x {table.shape[1]} columns -> {args.out}")
+
+
+def _report(args):
+    from .report.build import build_report, report_section
+    from .report.release import check_release_spec, decide
+    raw = load_spec(args.spec)
+    real = read_table(args.real)
+    spec = infer_spec(real, raw)
+    report_section(spec)  # bad report or release sections fail before the report is computed
+    release = spec.extra.get("release")
+    if release is not None:
+        check_release_spec(release)
+    syns = [read_table(path) for path in args.syn]
+    holdout = read_table(args.holdout) if args.holdout else None
+    if args.out.exists() and not args.out.is_dir():
+        raise InputError(f"--out '{args.out}' is a file; give a directory")
+    started = time.monotonic()
+    report = build_report(real, syns, spec, holdout=holdout, seed=args.seed)
+    decision = decide(report, release) if release is not None else None
+    args.out.mkdir(parents=True, exist_ok=True)
+    paths = [args.out / "report.json"]
+    paths[0].write_text(json.dumps(report, allow_nan=False, indent=1), encoding="utf-8")
+    if decision is not None:
+        paths.append(args.out / "decision.json")
+        paths[-1].write_text(json.dumps(decision, allow_nan=False, indent=1), encoding="utf-8")
+    paths.append(args.out / "summary.md")
+    paths[-1].write_text(_summary_markdown(report, decision), encoding="utf-8")
+    print(f"report of {len(syns)} synthetic file(s) in {time.monotonic() - started:.1f} s:")
+    for path in paths:
+        print(f"  {path}")
+
+
+def _summary_markdown(report: dict, decision: dict | None) -> str:
+    """A short markdown summary: headline table, then the decision rule by rule."""
+    show = lambda v: "n/a" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
+    rows = report["rows"]
+    lines = ["# mixsynth report", "",
+             f"{rows['real']:,} real rows; {rows['m']} synthetic file(s) of "
+             f"{', '.join(f'{n:,}' for n in rows['synthetic'])} rows; holdout: "
+             f"{'none' if rows['holdout'] is None else format(rows['holdout'], ',')}.", "",
+             "| measure | value | meaning |", "|---|---|---|"]
+    lines += [f"| {k} | {show(v)} | {report['headline_meaning'].get(k, '')} |"
+              for k, v in report["headline"].items()]
+    if decision is None:
+        lines += ["", "No `release:` section in the spec: no decision."]
+    else:
+        lines += ["", f"## Decision: {decision['decision']}", ""]
+        if decision["intended_uses"]:
+            lines += [f"Intended uses: {decision['intended_uses']}", ""]
+        lines += ["| rule | value | threshold | result |", "|---|---|---|---|"]
+        for r in decision["rules"]:
+            result = ("pass" if r["passed"] else "fails, released with limitation"
+                      if r["passes_with_limitation"] else "FAIL") + f" ({r['reason']})"
+            lines.append(f"| {r['measure']} | {show(r['value'])} | {r['threshold']} | {result} |")
+        if decision["limitations"]:
+            lines += ["", "Limitations to publish with the file:", ""]
+            lines += [f"- {text}" for text in decision["limitations"]]
+    if report["notes"]:
+        lines += ["", "Notes:", ""] + [f"- {n}" for n in report["notes"]]
+    return "\n".join(lines) + "\n"
 
 
 def _check_output(path: Path):

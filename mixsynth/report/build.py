@@ -1,0 +1,264 @@
+"""The whole utility and disclosure-risk report of synthetic file(s) against the real one.
+
+``build_report(real, syns, spec, holdout=None, seed=0)`` runs the measures of
+``fidelity``, ``analyses`` and ``risk`` and returns one versioned, JSON-ready dict of
+aggregates only (schema ``mixsynth-report/1``; plain numbers, strings, lists, dicts, None for
+undefined, never NaN and never a row of any table).
+
+What is computed on which file: marginals, associations, crosstabs, group statistics, TSTR,
+pMSE, DCR, attribute inference and outlier disclosure use the first synthetic file; declared
+regressions are fitted to the first file ("single") and, when there are m > 1 files, also
+combined over all of them ("combined", the fully synthetic combining rules of Raghunathan,
+Reiter and Rubin 2003); exact copies are counted in every file. The holdout is real rows
+kept out of synthesis: TSTR (train on ``real`` or on the synthetic file, test on the holdout)
+and the distance to closest record need it and are None, with a line in ``notes``, without it;
+attribute inference then runs without its holdout reference.
+
+The spec's ``report:`` section (``spec.extra["report"]``; every key optional)::
+
+    report:
+      crosstabs: [[sex, employed]]            # categorical pairs, cell shares side by side
+      group_statistics:                        # analyses.group_statistic arguments
+        - {stat: rate, column: employed, by: sex, where: "age >= 15 and age <= 64", weight: w}
+        - {stat: quantile, column: wage, by: [sex, region], q: 0.9}
+      regressions:                             # statsmodels formulas; family ols (default) or logit
+        - {formula: "np.log(wage) ~ education + experience", family: ols, standardize: true}
+      tstr:                                    # needs a holdout; task regression (default) or
+        - {target: wage, task: regression}     # classification; features default to every
+                                               # other spec column
+      outliers: [{public: NDI_Birth, sensitive: ReadScal1, k: 50}]
+      drop_flag: 0.1                           # Cramer's V drop that flags a pair
+
+Quasi-identifier and sensitive columns come from the column roles of the spec (``role:``
+under ``columns:``). The ``release:`` section is read by ``mixsynth.report.release.decide``.
+
+``report["headline"]`` holds one number (or None) per name in ``HEADLINE_MEASURES``: the
+values release rules are checked against.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..schema import TableSpec
+from ..tableio import InputError
+from . import analyses, fidelity, risk
+
+SCHEMA = "mixsynth-report/1"
+
+HEADLINE_MEASURES = {
+    "mean_cio": "mean confidence-interval overlap of the first declared regression "
+                "(combined interval when m > 1); 1 is perfect",
+    "mean_std_sq_diff": "mean standardized squared coefficient difference of the first regression",
+    "max_cramers_v_drop": "largest fall of Cramer's V over categorical pairs (real - synthetic)",
+    "n_flagged_pairs": "categorical pairs whose Cramer's V falls by more than the drop flag",
+    "drift_score": "Frobenius norm of corr_real - corr_syn on the encoded columns (look above 0.5)",
+    "exact_copies": "synthetic rows equal to a real row on all columns, summed over the files",
+    "exact_copies_unique_quasi": "synthetic rows whose quasi-identifier combination belongs to one "
+                                 "real row only (first file)",
+    "max_attribute_lift": "largest attribute-inference lift over the sensitive columns",
+    "pmse_ratio": "pMSE over its null expectation (synthpop's S_pMSE; about 1 is good)",
+    "dcr_share_below_holdout_q05": "share of synthetic rows closer to a real row than 95% of "
+                                   "held-out real rows are (about 0.05 expected)",
+    "min_tstr_difference": "smallest TSTR score difference (synthetic-trained - real-trained)",
+    "max_outlier_r2": "largest outlier attribute-disclosure R^2 at either end (near 0 protective)",
+}
+
+_REPORT_KEYS = ("crosstabs", "group_statistics", "regressions", "tstr", "outliers", "drop_flag")
+_GROUP_KEYS = ("stat", "column", "by", "where", "weight", "q")
+_REGRESSION_KEYS = ("formula", "family", "standardize")
+_TSTR_KEYS = ("target", "task", "features")
+_OUTLIER_KEYS = ("public", "sensitive", "k")
+
+
+def build_report(real: pd.DataFrame, syns: list[pd.DataFrame], spec: TableSpec,
+                 holdout: pd.DataFrame | None = None, seed: int = 0) -> dict:
+    """The report dict (module docstring) of synthetic tables ``syns`` (m >= 1) against ``real``."""
+    if isinstance(syns, pd.DataFrame):
+        syns = [syns]
+    if not syns:
+        raise InputError("build_report needs at least one synthetic table")
+    cfg = report_section(spec)
+    names = spec.names
+    for label, frame in [("real", real)] + [(f"synthetic file {i + 1}", s) for i, s in enumerate(syns)] + \
+            ([("holdout", holdout)] if holdout is not None else []):
+        missing = [n for n in names if n not in frame.columns]
+        if missing:
+            raise InputError(f"the {label} table lacks spec column(s) {', '.join(missing)}; "
+                             f"supply a table with the same columns as the real file")
+    syn = syns[0]
+    notes = []
+    assoc = fidelity.associations(real, syn, spec, drop_flag=cfg["drop_flag"])
+
+    group_stats = [{**g, "results": analyses.group_statistic(real, syn, **g)} for g in cfg["group_statistics"]]
+
+    regressions = []
+    for r in cfg["regressions"]:
+        single = analyses.regression(real, syn, r["formula"], r["family"], r["standardize"])
+        combined = (analyses.regression_combined(real, syns, r["formula"], r["family"], r["standardize"])
+                    if len(syns) > 1 else None)
+        regressions.append({**r, "single": single, "combined": combined})
+
+    if holdout is None:
+        tstr = None
+        dcr = None
+        if cfg["tstr"]:
+            notes.append("tstr: not computed, it needs a holdout (real rows kept out of synthesis)")
+        notes.append("risk.dcr: not computed, it needs a holdout (real rows kept out of synthesis)")
+    else:
+        tstr = [analyses.tstr(real, holdout, syn, t["target"], t["features"], t["task"], seed=seed)
+                for t in cfg["tstr"]]
+        dcr = risk.distance_to_closest_record(real[names], holdout[names], syn[names], spec, seed=seed)
+
+    quasi = [c.name for c in spec.by_role("quasi_identifier")]
+    copies = [risk.exact_copies(real[names], s[names], quasi or None) for s in syns]
+    inference = risk.attribute_inference(real, syn, spec, seed=seed, holdout=holdout)
+    if not inference:
+        notes.append("risk.attribute_inference: the spec declares no quasi-identifier or no sensitive column")
+    outliers = [risk.outlier_disclosure(real, syn, o["public"], o["sensitive"], o["k"]) for o in cfg["outliers"]]
+
+    report = {
+        "schema": SCHEMA,
+        "rows": {"real": int(len(real)), "synthetic": [int(len(s)) for s in syns], "m": len(syns),
+                 "holdout": None if holdout is None else int(len(holdout))},
+        "columns": names,
+        "roles": {"quasi_identifier": quasi, "sensitive": [c.name for c in spec.by_role("sensitive")]},
+        "marginals": fidelity.marginals(real, syn, spec),
+        "associations": assoc,
+        "crosstabs": [fidelity.crosstab(real, syn, a, b) for a, b in cfg["crosstabs"]],
+        "group_statistics": group_stats,
+        "regressions": regressions,
+        "tstr": tstr,
+        "pmse": analyses.pmse(real[names], syn[names], seed=seed),
+        "risk": {"exact_copies": copies[0], "exact_copies_per_file": copies, "dcr": dcr,
+                 "attribute_inference": inference, "outlier_disclosure": outliers},
+        "notes": notes,
+    }
+    report["headline"] = _headline(report)
+    report["headline_meaning"] = dict(HEADLINE_MEASURES)
+    return _jsonable(report)
+
+
+def report_section(spec: TableSpec) -> dict:
+    """The validated ``report:`` section with defaults filled in (InputError naming a bad entry)."""
+    raw = spec.extra.get("report") or {}
+    if not isinstance(raw, dict):
+        raise InputError("the `report` section must be a mapping; see mixsynth.report.build for its keys")
+    _unknown(raw, _REPORT_KEYS, "report")
+    names = spec.names
+
+    def column(name, where):
+        if not isinstance(name, str) or name not in names:
+            raise InputError(f"report.{where}: '{name}' is not a modelled column; "
+                             f"available columns: {', '.join(names)}")
+        return name
+
+    def entries(key, required, allowed):
+        items = raw.get(key) or []
+        if not isinstance(items, list):
+            raise InputError(f"report.{key} must be a list; see mixsynth.report.build for its format")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or any(k not in item for k in required):
+                raise InputError(f"report.{key}[{i}] must be a mapping with key(s) {', '.join(required)}")
+            _unknown(item, allowed, f"report.{key}[{i}]")
+        return items
+
+    crosstabs = []
+    for i, pair in enumerate(raw.get("crosstabs") or []):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise InputError(f"report.crosstabs[{i}] must be a pair of column names, e.g. [sex, employed]")
+        crosstabs.append([column(p, f"crosstabs[{i}]") for p in pair])
+
+    groups = []
+    for i, g in enumerate(entries("group_statistics", ("stat", "column"), _GROUP_KEYS)):
+        if g["stat"] not in ("rate", "mean", "median", "quantile"):
+            raise InputError(f"report.group_statistics[{i}]: unknown stat '{g['stat']}'; "
+                             f"use rate, mean, median or quantile")
+        by = g.get("by")
+        by = [] if by is None else [by] if isinstance(by, str) else list(by)
+        weight = g.get("weight")
+        if weight is not None and weight not in names:
+            raise InputError(f"report.group_statistics[{i}]: weight column '{weight}' is not a modelled column")
+        groups.append({"stat": g["stat"], "column": column(g["column"], f"group_statistics[{i}]"),
+                       "by": [column(b, f"group_statistics[{i}].by") for b in by] or None,
+                       "where": g.get("where"), "weight": weight, "q": float(g.get("q", 0.5))})
+
+    regressions = []
+    for i, r in enumerate(entries("regressions", ("formula",), _REGRESSION_KEYS)):
+        family = r.get("family", "ols")
+        if family not in ("ols", "logit"):
+            raise InputError(f"report.regressions[{i}]: unknown family '{family}'; use ols or logit")
+        regressions.append({"formula": str(r["formula"]), "family": family,
+                            "standardize": bool(r.get("standardize", True))})
+
+    tstr = []
+    for i, t in enumerate(entries("tstr", ("target",), _TSTR_KEYS)):
+        target = column(t["target"], f"tstr[{i}]")
+        task = t.get("task", "regression")
+        if task not in ("regression", "classification"):
+            raise InputError(f"report.tstr[{i}]: unknown task '{task}'; use regression or classification")
+        features = t.get("features") or [n for n in names if n != target]
+        tstr.append({"target": target, "task": task,
+                     "features": [column(f, f"tstr[{i}].features") for f in features]})
+
+    outliers = [{"public": column(o["public"], f"outliers[{i}]"),
+                 "sensitive": column(o["sensitive"], f"outliers[{i}]"), "k": int(o.get("k", 50))}
+                for i, o in enumerate(entries("outliers", ("public", "sensitive"), _OUTLIER_KEYS))]
+
+    drop_flag = raw.get("drop_flag", 0.1)
+    if not isinstance(drop_flag, (int, float)) or isinstance(drop_flag, bool):
+        raise InputError("report.drop_flag must be a number such as 0.1")
+    return {"crosstabs": crosstabs, "group_statistics": groups, "regressions": regressions,
+            "tstr": tstr, "outliers": outliers, "drop_flag": float(drop_flag)}
+
+
+def _unknown(d: dict, allowed, where: str):
+    unknown = [k for k in d if k not in allowed]
+    if unknown:
+        raise InputError(f"spec: unknown key(s) under {where}: {', '.join(map(str, unknown))}; "
+                         f"allowed: {', '.join(allowed)}")
+
+
+def _headline(report: dict) -> dict:
+    """One number (or None) per HEADLINE_MEASURES name."""
+    reg = report["regressions"][0] if report["regressions"] else None
+    fit = None if reg is None else (reg["combined"] or reg["single"])
+    summary = report["associations"]["summary"]
+    risk_ = report["risk"]
+    quasi = risk_["exact_copies"]["quasi_identifiers"]
+    lifts = [a["lift"] for a in risk_["attribute_inference"] if a["lift"] is not None]
+    tstr_diffs = [t["difference"] for t in report["tstr"] or [] if t["difference"] is not None]
+    outlier_r2 = [o[end].get("r2") for o in risk_["outlier_disclosure"] for end in ("low", "high")]
+    outlier_r2 = [r for r in outlier_r2 if r is not None]
+    dcr = risk_["dcr"]
+    return {
+        "mean_cio": None if fit is None else fit["mean_cio"],
+        "mean_std_sq_diff": None if fit is None else fit["mean_std_sq_diff"],
+        "max_cramers_v_drop": summary["max_v_drop"],
+        "n_flagged_pairs": summary["n_flagged"],
+        "drift_score": report["associations"]["drift"]["score"],
+        "exact_copies": sum(c["all_columns"]["count"] for c in risk_["exact_copies_per_file"]),
+        "exact_copies_unique_quasi": None if quasi is None else quasi["count_matching_unique_real"],
+        "max_attribute_lift": max(lifts) if lifts else None,
+        "pmse_ratio": report["pmse"]["ratio"],
+        "dcr_share_below_holdout_q05": None if dcr is None else dcr["share_synthetic_below_holdout_q05"],
+        "min_tstr_difference": min(tstr_diffs) if tstr_diffs else None,
+        "max_outlier_r2": max(outlier_r2) if outlier_r2 else None,
+    }
+
+
+def _jsonable(x):
+    """Plain Python containers and scalars; non-finite floats become None."""
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    return str(x)
