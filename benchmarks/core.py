@@ -518,12 +518,18 @@ def markdown(res: dict) -> str:
                      f"{_f(mm['synthesis_seconds_per_file'], 3)} s | {_f(mm['rhat_max'], 3)} | "
                      f"{_f(mm['ess_bulk_min'], 0)} | {_load(mm)} |")
         L.append("")
-    runs = res.get("runs", {})
-    if runs:
-        L += ["Pieces run (UTC, commit, wall seconds incl. waiting for a quiet machine): " + "; ".join(
-            f"{k} {v['date']} @ {(v.get('git_commit') or '?')[:7]}"
-            + (f", {v['seconds']:.0f} s" if "seconds" in v else "") for k, v in runs.items()) + ".", ""]
+    L += runs_footer(res)
     return "\n".join(L)
+
+
+def runs_footer(res: dict) -> list[str]:
+    """Markdown lines naming when, at which commit and how long each piece ran."""
+    runs = res.get("runs", {})
+    if not runs:
+        return []
+    return ["Pieces run (UTC, commit, wall seconds incl. waiting for a quiet machine): " + "; ".join(
+        f"{k} {v['date']} @ {(v.get('git_commit') or '?')[:7]}"
+        + (f", {v['seconds']:.0f} s" if "seconds" in v else "") for k, v in runs.items()) + ".", ""]
 
 
 def main(argv=None) -> None:

@@ -32,7 +32,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from core import (TreeMemory, _f, _load, cpu_snapshot, log, machine, other_load,  # noqa: E402
-                  rusage_kib, wait_until_quiet)
+                  runs_footer, rusage_kib, wait_until_quiet)
 
 RESPONSES = ("ReadScal1", "MathScal1")
 FULL = dict(
@@ -403,11 +403,7 @@ def markdown(res: dict) -> str:
             L.append(f"| reference (true distribution) | {ms(r, 'score_correlation')} | {ms(r, 'ks_ReadScal1')} | "
                      f"{ms(r, 'ks_MathScal1')} | | | |")
         L.append("")
-    runs = res.get("runs", {})
-    if runs:
-        L += ["Pieces run (UTC, commit, wall seconds incl. waiting for a quiet machine): " + "; ".join(
-            f"{k} {x['date']} @ {(x.get('git_commit') or '?')[:7]}"
-            + (f", {x['seconds']:.0f} s" if "seconds" in x else "") for k, x in runs.items()) + ".", ""]
+    L += runs_footer(res)
     return "\n".join(L)
 
 
