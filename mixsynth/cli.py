@@ -1,4 +1,4 @@
-"""Command line: ``mixsynth synthesize | fit | sample | dataset | report``.
+"""Command line: ``mixsynth synthesize | fit | sample | dataset | split | report``.
 
 Settings come from the defaults, then the spec's ``sampler:`` and ``synthesis:`` sections,
 then the flags. Errors print one line and exit with status 2; messages from bad input name
@@ -9,6 +9,8 @@ import json
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 from .model import CopulaSynthesizer, response_order
 from .progress import SweepProgress
@@ -70,6 +72,14 @@ def _parser() -> argparse.ArgumentParser:
     data.add_argument("--rows", type=int, help="rows of a simulated table")
     data.add_argument("--seed", type=int, default=0)
     data.set_defaults(run=_dataset)
+
+    split = sub.add_parser("split", help="keep a random share of REAL's rows out of synthesis (a holdout)")
+    split.add_argument("real", type=Path)
+    split.add_argument("--train", type=Path, required=True, help="rows to synthesize from")
+    split.add_argument("--holdout", type=Path, required=True, help="rows kept back for the report")
+    split.add_argument("--fraction", type=float, default=0.2, help="share of rows held out (0.2)")
+    split.add_argument("--seed", type=int, default=0)
+    split.set_defaults(run=_split)
 
     rep = sub.add_parser("report", help="utility and disclosure-risk report of SYN file(s) against REAL")
     rep.add_argument("real", type=Path)
@@ -253,6 +263,18 @@ def _summary_markdown(report: dict, decision: dict | None) -> str:
     if report["notes"]:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in report["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _split(args):
+    if not 0 < args.fraction < 1:
+        raise InputError("--fraction must be between 0 and 1 (the share of rows held out)")
+    table = read_table(args.real)
+    held = np.random.default_rng(args.seed).random(len(table)) < args.fraction
+    for path, part in ((args.train, table[~held]), (args.holdout, table[held])):
+        _check_output(path)
+        write_table(part.reset_index(drop=True), path)
+    print(f"split {len(table):,} rows: {int((~held).sum()):,} -> {args.train}, "
+          f"{int(held.sum()):,} held out -> {args.holdout}")
 
 
 def _check_output(path: Path):

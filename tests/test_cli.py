@@ -104,3 +104,16 @@ def test_progress_line_reports_rate_and_is_silent_off_a_terminal(capsys):
 def test_dataset_writes_the_bundled_tables(tmp_path):
     assert main(["dataset", "paper-simulation", str(tmp_path / "sim.csv"), "--rows", "100"]) == 0
     assert pd.read_csv(tmp_path / "sim.csv").shape == (100, 2)
+
+
+def test_split_keeps_every_row_once_and_is_seeded(real_csv, tmp_path):
+    a, b = tmp_path / "train.csv", tmp_path / "hold.csv"
+    assert main(["split", str(real_csv), "--train", str(a), "--holdout", str(b), "--seed", "3"]) == 0
+    real, train, hold = pd.read_csv(real_csv), pd.read_csv(a), pd.read_csv(b)
+    assert len(train) + len(hold) == len(real) and 0.1 < len(hold) / len(real) < 0.3
+    both = pd.concat([train, hold]).sort_values(list(real.columns)).reset_index(drop=True)
+    pd.testing.assert_frame_equal(both, real.sort_values(list(real.columns)).reset_index(drop=True))
+    again = tmp_path / "hold2.csv"
+    main(["split", str(real_csv), "--train", str(tmp_path / "t2.csv"), "--holdout", str(again), "--seed", "3"])
+    assert again.read_bytes() == b.read_bytes()
+    assert main(["split", str(real_csv), "--train", str(a), "--holdout", str(b), "--fraction", "1.5"]) == 2
