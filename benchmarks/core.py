@@ -532,23 +532,30 @@ def runs_footer(res: dict) -> list[str]:
         + (f", {v['seconds']:.0f} s" if "seconds" in v else "") for k, v in runs.items()) + ".", ""]
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="short chains and 50 files per method (a smoke run; results/core-quick.*)")
+def parse_arguments(argv, description: str, name: str, pieces: list[str], quick_help: str):
+    """The options every benchmark script shares; returns (args, output path without
+    extension, pieces to run, seconds to wait for a quiet machine)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--quick", action="store_true", help=f"{quick_help} (a smoke run; results/{name}-quick.*)")
     ap.add_argument("--out", type=Path, default=None,
-                    help="output path without extension (default benchmarks/results/core or core-quick)")
+                    help=f"output path without extension (default benchmarks/results/{name} or {name}-quick)")
     ap.add_argument("--wait-quiet", type=float, default=None, metavar="SECONDS",
                     help="before each piece wait up to SECONDS for other processes to use under "
                          "0.25 cores (default 120, 0 with --quick)")
-    ap.add_argument("--only", nargs="+", choices=["sweeps", "fit", "table2"], default=None,
-                    help="run only these pieces ('fit' includes synthesis timing)")
+    ap.add_argument("--only", nargs="+", choices=pieces, default=None,
+                    help="run only these pieces, keeping the others from the existing results")
     args = ap.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
-    out = args.out or HERE / "results" / ("core-quick" if args.quick else "core")
+    out = args.out or HERE / "results" / (f"{name}-quick" if args.quick else name)
     out.parent.mkdir(parents=True, exist_ok=True)
-    pieces = args.only or ["sweeps", "fit", "table2"]
     max_wait = args.wait_quiet if args.wait_quiet is not None else (0.0 if args.quick else 120.0)
+    return args, out, args.only or pieces, max_wait
+
+
+def main(argv=None) -> None:
+    args, out, pieces, max_wait = parse_arguments(
+        argv, __doc__.split("\n")[0], "core", ["sweeps", "fit", "table2"],
+        "short chains and 50 files per method; 'fit' includes synthesis timing")
+    cfg = QUICK if args.quick else FULL
 
     def quiet():
         return wait_until_quiet(max_wait) if max_wait > 0 else None

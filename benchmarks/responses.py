@@ -18,7 +18,6 @@ of the two scores; the KS statistic of each score against the real one.
 
 Helpers (machine header, waiting for a quiet machine, other load, memory) come from core.py.
 """
-import argparse
 import datetime as dt
 import json
 import statistics
@@ -32,7 +31,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from core import (TreeMemory, _f, _load, cpu_snapshot, log, machine, other_load,  # noqa: E402
-                  runs_footer, rusage_kib, wait_until_quiet)
+                  parse_arguments, runs_footer, rusage_kib, wait_until_quiet)
 
 RESPONSES = ("ReadScal1", "MathScal1")
 FULL = dict(
@@ -408,22 +407,10 @@ def markdown(res: dict) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="short copula and BART chains (a smoke run; results/responses-quick.*)")
-    ap.add_argument("--out", type=Path, default=None,
-                    help="output path without extension (default benchmarks/results/responses or responses-quick)")
-    ap.add_argument("--wait-quiet", type=float, default=None, metavar="SECONDS",
-                    help="before each piece wait up to SECONDS for other processes to use under "
-                         "0.25 cores (default 120, 0 with --quick)")
-    ap.add_argument("--only", nargs="+", choices=["reference", "bart", "copula"], default=None,
-                    help="run only these pieces, keeping the others from the existing results")
-    args = ap.parse_args(argv)
+    args, out, pieces, max_wait = parse_arguments(
+        argv, __doc__.split("\n")[0], "responses", ["reference", "bart", "copula"],
+        "short copula and BART chains")
     cfg = QUICK if args.quick else FULL
-    out = args.out or HERE / "results" / ("responses-quick" if args.quick else "responses")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    pieces = args.only or ["reference", "bart", "copula"]
-    max_wait = args.wait_quiet if args.wait_quiet is not None else (0.0 if args.quick else 120.0)
 
     mach = machine()
     mach["versions"].update({p: version(p) for p in ("stochtree", "statsmodels")})
