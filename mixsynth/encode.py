@@ -40,11 +40,11 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
     first = {names[0]: tuple(names) for names in patterns.values()}
     out = []
     for col in spec.columns:
-        if col.name in responses:
-            pass
-        elif col.modelled_as == "categorical" and method == "rpl":
+        if col.modelled_as == "categorical" and method == "rpl":
             out += [LatentColumn(f"{col.name}={lv}", col.name, "level", i) for i, lv in enumerate(col.levels)]
             continue
+        if col.name in responses:
+            pass   # modelled by BART; only its missingness indicator stays
         elif col.modelled_as == "categorical":
             out += [LatentColumn(f"{col.name}={lv}", col.name, "dummy", i)
                     for i, lv in enumerate(col.levels) if i > 0]

@@ -72,22 +72,21 @@ class Design:
     gives, per feature, the level count of an unordered categorical (one 0/1 feature per
     level; stochtree 0.4.5's grow-from-root sampler crashes on its own categorical splits)
     or 0 for a number; ``fill`` stands for a missing number, below the observed minimum so
-    a tree can split it off (a missing category is all zeros)."""
+    a tree can split it off (None for a category: missing is all zeros)."""
     features: tuple[str, ...]
     levels: tuple[int, ...]
-    fill: tuple[float, ...]
+    fill: tuple[float | None, ...]
 
     @classmethod
     def from_values(cls, values: dict[str, np.ndarray], features: list[str],
                     unordered: dict[str, int]) -> "Design":
         """``unordered``: categorical column -> its number of levels."""
-        levels, fill = [], []
-        for name in features:
-            y = values[name]
-            levels.append(unordered.get(name, 0))
-            lo, hi = np.nanmin(y), np.nanmax(y)
-            fill.append(float(lo - max(hi - lo, 1.0)))
-        return cls(tuple(features), tuple(levels), tuple(fill))
+        levels = tuple(unordered.get(name, 0) for name in features)
+        fill = []
+        for name, k in zip(features, levels):
+            lo, hi = np.nanmin(values[name]), np.nanmax(values[name])
+            fill.append(None if k else float(lo - max(hi - lo, 1.0)))
+        return cls(tuple(features), levels, tuple(fill))
 
     def matrix(self, values: dict[str, np.ndarray]) -> np.ndarray:
         """(n, number of features after one-hot coding) float matrix."""
