@@ -15,7 +15,7 @@ from .diagnostics import convergence, copula_correlation
 from .encode import categorical_sources, encode, level_codes, rank_column_values
 from .latent import LatentColumn, initial_latent
 from .marginals import fit_marginal, marginal_from_state
-from .sampler import SamplerSettings, choose_factors, run_chains
+from .sampler import SamplerSettings, choose_factors, run_chain, run_chains
 from .schema import TableSpec, from_codes, infer_spec, to_codes
 from .tableio import InputError
 from .responses import BartSettings, Design, ResponseModel, fit_response
@@ -66,15 +66,31 @@ class CopulaSynthesizer:
         self.workers = workers
 
     def fit(self, frame: pd.DataFrame, monitor=None) -> "CopulaSynthesizer":
-        """Fit to ``frame``; ``monitor(done_per_chain)`` sees sampling progress."""
-        spec = self.spec or infer_spec(frame)
+        """Fit to ``frame``; ``monitor(done_per_chain)`` sees sampling progress.
+
+        The same as the staged fit ``fit_marginals``, ``run_chain`` for each chain (in
+        parallel processes here), ``set_chains``, ``fit_responses``: both give the same model
+        for the same seed.
+        """
+        self.fit_marginals(frame)
+        _, cons = self._encode(frame)
+        self.set_chains(run_chains(cons, self.factors_, self.settings, self.seed, self.workers, monitor))
+        return self.fit_responses(frame)
+
+    def _encode(self, frame: pd.DataFrame):
+        spec = getattr(self, "spec_", None) or self.spec or infer_spec(frame)
         values = to_codes(frame, spec)
-        responses = response_order(spec)
-        columns, cons = encode(spec, values, self.method, responses)
-        k = self.settings.factors or choose_factors(initial_latent(cons), self.settings.factor_variance)
-        self.draws_ = run_chains(cons, k, self.settings, self.seed, self.workers, monitor)
-        self.spec_, self.columns_, self.factors_, self.n_rows_ = spec, columns, k, len(frame)
-        self.responses_ = self._fit_responses(spec, values, responses, np.random.SeedSequence([self.seed, 1]))
+        columns, cons = encode(spec, values, self.method, response_order(spec))
+        return (spec, values, columns), cons
+
+    def fit_marginals(self, frame: pd.DataFrame) -> "CopulaSynthesizer":
+        """First stage: the latent layout, the number of factors, the marginals and the
+        categorical joint. Sets ``spec_``, ``columns_``, ``factors_``, ``n_rows_``,
+        ``marginals_``, ``joint_``."""
+        (spec, values, columns), cons = self._encode(frame)
+        self.spec_, self.columns_, self.n_rows_ = spec, columns, len(frame)
+        self.factors_ = self.settings.factors or choose_factors(initial_latent(cons),
+                                                                self.settings.factor_variance)
         self.marginals_ = {}
         for c in columns:
             if c.role == "level":
@@ -83,13 +99,41 @@ class CopulaSynthesizer:
             kind = col.kind if c.role == "value" else "binary"
             self.marginals_[c.name] = fit_marginal(rank_column_values(c, values[c.source]), kind,
                                                    col.lower, col.upper)
-        for name in responses:
+        for name in response_order(spec):
             col = spec.column(name)
             self.marginals_[name] = fit_marginal(values[name], col.kind, col.lower, col.upper)
         sources = categorical_sources(columns)
         self.joint_ = CategoricalJoint.from_codes(
             level_codes(values, sources), [len(spec.column(s).levels) for s in sources])
-        self.convergence_ = convergence(self.draws_["Lambda"], self.draws_["sigma2"], columns)
+        return self
+
+    def run_chain(self, frame: pd.DataFrame, chain: int, progress=None) -> dict[str, np.ndarray]:
+        """Second stage, one chain (after ``fit_marginals``): its kept draws, alpha (T, p),
+        Lambda (T, p, k), sigma2 (T, p). Chain ``c`` gets the seed ``fit`` gives it, so
+        chains run anywhere (separate processes, separate machines) combine into the same
+        model. ``progress(sweeps_done)`` is called every few sweeps."""
+        if not 0 <= chain < self.settings.chains:
+            raise InputError(f"chain must be between 0 and {self.settings.chains - 1}")
+        _, cons = self._encode(frame)
+        seed = np.random.SeedSequence(self.seed).spawn(self.settings.chains)[chain]
+        return run_chain(cons, self.factors_, self.settings, seed, progress)
+
+    def set_chains(self, chains) -> "CopulaSynthesizer":
+        """Keep the draws of every chain: a dict of arrays stacked over chains (C, T, ...)
+        or a list of ``run_chain`` results in chain order. Sets ``draws_`` and
+        ``convergence_`` (R-hat and ESS of C)."""
+        if not isinstance(chains, dict):
+            chains = {key: np.stack([c[key] for c in chains]) for key in ("alpha", "Lambda", "sigma2")}
+        self.draws_ = chains
+        self.convergence_ = convergence(chains["Lambda"], chains["sigma2"], self.columns_)
+        return self
+
+    def fit_responses(self, frame: pd.DataFrame) -> "CopulaSynthesizer":
+        """Last stage: rank-likelihood BART for each declared response (none: nothing to
+        do). Sets ``responses_``."""
+        values = to_codes(frame, self.spec_)
+        self.responses_ = self._fit_responses(self.spec_, values, response_order(self.spec_),
+                                              np.random.SeedSequence([self.seed, 1]))
         return self
 
     @staticmethod
@@ -107,6 +151,12 @@ class CopulaSynthesizer:
             design = Design.from_values(values, base + list(responses[:i]), unordered)
             fitted.append(fit_response(name, values[name], design.matrix(values), design, settings, s))
         return fitted
+
+    def stages(self) -> list[str]:
+        """The fitted stages, in fit order: "marginals", "copula", "responses"."""
+        have = {"marginals": hasattr(self, "joint_"), "copula": hasattr(self, "draws_"),
+                "responses": hasattr(self, "responses_")}
+        return [stage for stage, done in have.items() if done]
 
     @property
     def n_draws_(self) -> int:
@@ -143,6 +193,10 @@ class CopulaSynthesizer:
         (``multiply_classified``) and the share with every dummy off (``unclassified``,
         decoded as the base level).
         """
+        missing = [s for s in ("marginals", "copula", "responses") if s not in self.stages()]
+        if missing:
+            raise InputError(f"the model is not fitted yet (missing stage: {', '.join(missing)}); "
+                             "finish the fit before sampling")
         n_rows = self.n_rows_ if n_rows is None else int(n_rows)
         if n_rows < 1:
             raise InputError("rows: the number of synthetic rows must be at least 1")
@@ -213,21 +267,24 @@ class CopulaSynthesizer:
         return values, info, {src: b for src, b in missing.items() if src in responses}
 
     def save(self, path) -> None:
-        """Write the fitted model to one ``.npz`` file: arrays plus a JSON header, no pickle."""
+        """Write the fitted model to one ``.npz`` file: arrays plus a JSON header, no pickle.
+        A model part-way through the staged fit saves the stages it has (``stages()``)."""
+        if "marginals" not in self.stages():
+            raise InputError("nothing to save: fit the model (or at least fit_marginals) first")
         meta = {
             "format": FORMAT,
             "versions": {p: version(p) for p in ("mixsynth", "numpy", "numba")},
             "method": self.method, "seed": self.seed, "settings": self.settings.to_dict(),
             "spec": self.spec_.to_dict(), "columns": [c.__dict__ for c in self.columns_],
-            "factors": self.factors_, "n_rows": self.n_rows_, "convergence": self.convergence_,
-            "marginals": {},
+            "factors": self.factors_, "n_rows": self.n_rows_, "stages": self.stages(),
+            "convergence": getattr(self, "convergence_", None), "marginals": {},
         }
-        arrays = {f"draws/{k}": v for k, v in self.draws_.items()}
+        arrays = {f"draws/{k}": v for k, v in getattr(self, "draws_", {}).items()}
         arrays["joint/cells"], arrays["joint/counts"] = self.joint_.cells, self.joint_.counts
         for r, m in enumerate(self.joint_.margins):
             arrays[f"joint/margin/{r}"] = m
         meta["responses"] = []
-        for i, model in enumerate(self.responses_):
+        for i, model in enumerate(getattr(self, "responses_", [])):
             r_meta, r_arrays = model.to_state()
             meta["responses"].append(r_meta)
             for key, arr in r_arrays.items():
@@ -255,14 +312,18 @@ class CopulaSynthesizer:
                    meta["method"], meta["seed"])
         self.spec_ = self.spec
         self.columns_ = [LatentColumn(**{**c, "blanks": tuple(c["blanks"])}) for c in meta["columns"]]
-        self.factors_, self.n_rows_, self.convergence_ = meta["factors"], meta["n_rows"], meta["convergence"]
-        self.draws_ = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("draws/")}
+        self.factors_, self.n_rows_ = meta["factors"], meta["n_rows"]
+        stages = meta.get("stages", ["marginals", "copula", "responses"])
+        if "copula" in stages:
+            self.convergence_ = meta["convergence"]
+            self.draws_ = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("draws/")}
         n_margins = sum(k.startswith("joint/margin/") for k in arrays)
         self.joint_ = CategoricalJoint(arrays["joint/cells"], arrays["joint/counts"],
                                        [arrays[f"joint/margin/{r}"] for r in range(n_margins)])
-        self.responses_ = [
-            ResponseModel.from_state(r, {key: arrays[f"response/{i}/{key}"] for key in ("sigma2", "forests")})
-            for i, r in enumerate(meta["responses"])]
+        if "responses" in stages:
+            self.responses_ = [
+                ResponseModel.from_state(r, {key: arrays[f"response/{i}/{key}"] for key in ("sigma2", "forests")})
+                for i, r in enumerate(meta["responses"])]
         self.marginals_ = {
             name: marginal_from_state(m["meta"], {a: arrays[f"marginal/{name}/{a}"] for a in m["arrays"]})
             for name, m in meta["marginals"].items()}
