@@ -207,6 +207,7 @@ def _dataset(args):
 
 def _report(args):
     from .report.build import build_report, report_section
+    from .report.outputs import write_report
     from .report.release import check_release_spec, decide
     raw = load_spec(args.spec)
     real = read_table(args.real)
@@ -222,47 +223,10 @@ def _report(args):
     started = time.monotonic()
     report = build_report(real, syns, spec, holdout=holdout, seed=args.seed)
     decision = decide(report, release) if release is not None else None
-    args.out.mkdir(parents=True, exist_ok=True)
-    paths = [args.out / "report.json"]
-    paths[0].write_text(json.dumps(report, allow_nan=False, indent=1), encoding="utf-8")
-    if decision is not None:
-        paths.append(args.out / "decision.json")
-        paths[-1].write_text(json.dumps(decision, allow_nan=False, indent=1), encoding="utf-8")
-    paths.append(args.out / "summary.md")
-    paths[-1].write_text(_summary_markdown(report, decision), encoding="utf-8")
+    paths = write_report(args.out, report, decision)
     print(f"report of {len(syns)} synthetic file(s) in {time.monotonic() - started:.1f} s:")
     for path in paths:
         print(f"  {path}")
-
-
-def _summary_markdown(report: dict, decision: dict | None) -> str:
-    """A short markdown summary: headline table, then the decision rule by rule."""
-    show = lambda v: "n/a" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
-    rows = report["rows"]
-    lines = ["# mixsynth report", "",
-             f"{rows['real']:,} real rows; {rows['m']} synthetic file(s) of "
-             f"{', '.join(f'{n:,}' for n in rows['synthetic'])} rows; holdout: "
-             f"{'none' if rows['holdout'] is None else format(rows['holdout'], ',')}.", "",
-             "| measure | value | meaning |", "|---|---|---|"]
-    lines += [f"| {k} | {show(v)} | {report['headline_meaning'].get(k, '')} |"
-              for k, v in report["headline"].items()]
-    if decision is None:
-        lines += ["", "No `release:` section in the spec: no decision."]
-    else:
-        lines += ["", f"## Decision: {decision['decision']}", ""]
-        if decision["intended_uses"]:
-            lines += [f"Intended uses: {decision['intended_uses']}", ""]
-        lines += ["| rule | value | threshold | result |", "|---|---|---|---|"]
-        for r in decision["rules"]:
-            result = ("pass" if r["passed"] else "fails, released with limitation"
-                      if r["passes_with_limitation"] else "FAIL") + f" ({r['reason']})"
-            lines.append(f"| {r['measure']} | {show(r['value'])} | {r['threshold']} | {result} |")
-        if decision["limitations"]:
-            lines += ["", "Limitations to publish with the file:", ""]
-            lines += [f"- {text}" for text in decision["limitations"]]
-    if report["notes"]:
-        lines += ["", "Notes:", ""] + [f"- {n}" for n in report["notes"]]
-    return "\n".join(lines) + "\n"
 
 
 def _split(args):

@@ -143,15 +143,21 @@ def test_cli_report_end_to_end(tables, tmp_path, capsys):
     assert main(["report", str(paths["real"]), str(paths["syn1"]), str(paths["syn2"]), "--spec", str(spec),
                  "--out", str(out), "--holdout", str(paths["hold"])]) == 0
     printed = capsys.readouterr().out
-    for name in ("report.json", "decision.json", "summary.md"):
+    for name in ("report.json", "decision.json", "summary.md", "report.html"):
         assert str(out / name) in printed
     report = json.loads((out / "report.json").read_text())
     decision = json.loads((out / "decision.json").read_text())
     summary = (out / "summary.md").read_text()
     assert report["rows"]["m"] == 2 and decision["decision"] in summary
     assert "max_cramers_v_drop" in summary and "| mean_cio |" in summary
+    page = (out / "report.html").read_text()
+    assert f"Decision: <b>{decision['decision']}</b>" in page
+    assert page.count("data:image/png;base64,") == 3   # distributions, associations, coefficients
+    for rule in decision["rules"]:
+        assert rule["measure"] in page
+    assert "Raghunathan, Reiter and Rubin (2003)" in page          # m = 2: combined intervals
     real = pd.read_csv(paths["real"])
-    for text in ((out / "report.json").read_text(), summary):
+    for text in ((out / "report.json").read_text(), summary, page):
         _assert_no_real_row(text, real, tables["real"].iloc[:n])
 
     spec.write_text(yaml.safe_dump({"release": {"rules": [{"measure": "nope", "max": 1}]}}))
