@@ -81,7 +81,7 @@ def _small():
 
 def test_group_rate_by_hand():
     real, syn = _small()
-    res = group_statistic(real, syn, "rate", "emp", by="sex", where="age >= 15 and age <= 64")
+    res = group_statistic(real, syn, "rate", "emp", by="sex", where="age >= 15 and age <= 64", min_cell=1)
     f, m = res
     assert f["group"] == {"sex": "f"} and m["group"] == {"sex": "m"}
     assert f["real"] == pytest.approx(2 / 3) and f["n_real"] == 3 and f["n_synthetic"] == 2
@@ -95,7 +95,7 @@ def test_group_rate_by_hand():
 def test_group_rate_weighted_by_hand():
     real, syn = _small()
     f, m = group_statistic(real, syn, "rate", "emp", by=["sex"], where="age >= 15 and age <= 64",
-                           weight="w")
+                           weight="w", min_cell=1)
     assert f["real"] == pytest.approx(0.5)
     assert f["se_real"] == pytest.approx(np.sqrt(0.25 / (36 / 14)))
     assert m["real"] == pytest.approx(2 / 3)
@@ -106,14 +106,14 @@ def test_group_rate_weighted_by_hand():
 
 def test_group_mean_median_overall():
     real, syn = _small()
-    (mean,) = group_statistic(real, syn, "mean", "age")
+    (mean,) = group_statistic(real, syn, "mean", "age", min_cell=1)
     assert mean["group"] == {} and mean["real"] == pytest.approx(40.0)
     assert mean["se_real"] == pytest.approx(real["age"].std() / np.sqrt(7))
-    wmean = group_statistic(real, syn, "mean", "age", weight="w")[0]
+    wmean = group_statistic(real, syn, "mean", "age", weight="w", min_cell=1)[0]
     assert wmean["real"] == pytest.approx(np.average(real["age"], weights=real["w"]))
-    med = group_statistic(real, syn, "median", "age", by="sex")
+    med = group_statistic(real, syn, "median", "age", by="sex", min_cell=1)
     assert [r["real"] for r in med] == [55.0, 20.0] and all(r["se_real"] is not None for r in med)
-    q = group_statistic(real, syn, "quantile", "age", q=0.25)
+    q = group_statistic(real, syn, "quantile", "age", q=0.25, min_cell=1)
     assert q[0]["real"] == pytest.approx(np.quantile(real["age"], 0.25)) and q[0]["q"] == 0.25
     _json(med), _json(q)
 
@@ -121,12 +121,21 @@ def test_group_mean_median_overall():
 def test_group_only_in_one_file():
     real, syn = _small()
     syn = syn.assign(sex=["m", "m", "x", "x"])
-    res = group_statistic(real, syn, "mean", "age", by="sex")
+    res = group_statistic(real, syn, "mean", "age", by="sex", min_cell=1)
     f = next(r for r in res if r["group"] == {"sex": "f"})
     x = next(r for r in res if r["group"] == {"sex": "x"})
     assert f["synthetic"] is None and f["n_synthetic"] == 0 and f["within_error"] is None
     assert x["real"] is None and x["se_real"] is None and x["n_synthetic"] == 2
     _json(res)
+
+
+def test_group_with_few_real_rows_shows_no_real_estimate():
+    real, syn = _small()   # 4 women and 3 men
+    f, m = group_statistic(real, syn, "median", "age", by="sex", min_cell=4)
+    assert f["real"] == 55.0 and f["se_real"] is not None and f["difference"] == 45.0 - 55.0
+    assert m["real"] is None and m["se_real"] is None and m["difference"] is None
+    assert m["within_error"] is None and m["synthetic"] == 25.0 and m["n_real"] == 3
+
 
 
 def test_combine_by_hand_m3():

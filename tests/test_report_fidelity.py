@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mixsynth.report.fidelity import associations, crosstab, marginals
+from mixsynth.report.fidelity import associations, crosstab, distributions, marginals
 from mixsynth.schema import ColumnSpec, TableSpec, infer_spec
 
 
@@ -137,12 +137,34 @@ def test_drift_score_one_hot_encodes_categoricals():
 def test_crosstab_cell_shares_by_hand():
     real = pd.DataFrame({"a": ["p", "p", "q", None], "b": [1, 2, 1, 1]})
     syn = pd.DataFrame({"a": ["q", "q", "q", "q"], "b": [2, 2, 3, 3]})
-    out = _json(crosstab(real, syn, "a", "b"))
+    out = _json(crosstab(real, syn, "a", "b", min_cell=1))
     assert out["rows"] == ["p", "q", None] and out["columns"] == [1, 2, 3]
     assert out["real"] == [[0.25, 0.25, 0.0], [0.25, 0.0, 0.0], [0.25, 0.0, 0.0]]
     assert out["synthetic"] == [[0.0, 0.0, 0.0], [0.0, 0.5, 0.5], [0.0, 0.0, 0.0]]
     assert out["difference"][1] == [-0.25, 0.5, 0.5]
     assert (out["n_real"], out["n_synthetic"]) == (4, 4)
+
+
+def test_crosstab_hides_real_cells_under_the_small_cell_threshold():
+    real = pd.DataFrame({"a": ["p"] * 12 + ["q"] * 3, "b": [1] * 15})
+    syn = pd.DataFrame({"a": ["q"] * 15, "b": [1] * 15})
+    out = _json(crosstab(real, syn, "a", "b", min_cell=10))
+    assert out["real"] == [[0.8], [None]] and out["difference"] == [[-0.8], [None]]
+    assert out["synthetic"] == [[0.0], [1.0]] and out["suppressed"] == 1
+
+
+def test_distributions_by_hand_with_small_bins_hidden():
+    real = pd.DataFrame({"c": ["x"] * 30 + ["y"] * 2, "v": np.r_[np.linspace(0, 1, 31), np.nan]})
+    syn = pd.DataFrame({"c": ["y"] * 32, "v": np.r_[np.full(16, -5.0), np.full(16, 5.0)]})
+    out = {d["column"]: d for d in _json(distributions(real, syn, _spec(c="categorical", v="continuous"),
+                                                        bins=2, min_cell=3))}
+    c, v = out["c"], out["v"]
+    assert c["labels"] == ["x", "y"] and c["real"] == [30 / 32, None] and c["synthetic"] == [0.0, 1.0]
+    lo, hi = np.quantile(np.linspace(0, 1, 31), [0.01, 0.99])
+    assert v["edges"] == [float(f"{e:.3g}") for e in (lo, (lo + hi) / 2, hi)]
+    # bins: below 0.01, [0.01, 0.5), [0.5, 0.99), at or above 0.99, missing
+    assert v["real"] == [None, 14 / 32, 15 / 32, None, None] and v["suppressed"] == 3
+    assert v["synthetic"] == [0.5, 0.0, 0.0, 0.5, 0.0]
 
 
 def _labour_force(n=4000, seed=0):

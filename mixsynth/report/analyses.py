@@ -94,7 +94,7 @@ def _values(df: pd.DataFrame, stat: str, column: str, weight):
 
 
 def group_statistic(real: pd.DataFrame, syn: pd.DataFrame, stat: str, column: str, by=None,
-                    where=None, weight=None, q: float = 0.5) -> list:
+                    where=None, weight=None, q: float = 0.5, min_cell: int = 10) -> list:
     """A user statistic per group in both files, with the real file's sampling error.
 
     stat: "rate" (mean of a 0/1 or boolean column), "mean", "median" or "quantile" (at q).
@@ -103,7 +103,9 @@ def group_statistic(real: pd.DataFrame, syn: pd.DataFrame, stat: str, column: st
     The s.e. is s/sqrt(n) for a mean, sqrt(p(1-p)/n) for a rate, and a bootstrap s.e.
     (200 resamples, fixed seed) for a median or quantile. Rows missing the column (or the
     weight) are dropped. Each entry: group, real, synthetic, difference (syn - real),
-    n_real, n_synthetic, se_real and within_error = |difference| <= 1.96 se_real.
+    n_real, n_synthetic, se_real and within_error = |difference| <= 1.96 se_real. A group with
+    1 to ``min_cell - 1`` real rows shows no real estimate (small-cell rule: a median of three
+    rows is a recorded value): real, difference, se_real and within_error are None.
     """
     if stat not in ("rate", "mean", "median", "quantile"):
         raise ValueError(f"unknown stat {stat!r}")
@@ -123,6 +125,8 @@ def group_statistic(real: pd.DataFrame, syn: pd.DataFrame, stat: str, column: st
         real_v = _point(stat, xr, wr, q) if len(xr) else None
         syn_v = _point(stat, xs, ws, q) if len(xs) else None
         se = _standard_error(stat, xr, wr, q)
+        if 0 < len(xr) < min_cell:
+            real_v = se = None
         diff = None if real_v is None or syn_v is None else syn_v - real_v
         row.update(real=_num(real_v), synthetic=_num(syn_v), difference=_num(diff),
                    n_real=int(len(xr)), n_synthetic=int(len(xs)), se_real=_num(se),

@@ -28,6 +28,8 @@ The spec's ``report:`` section (``spec.extra["report"]``; every key optional)::
                                                # other spec column
       outliers: [{public: NDI_Birth, sensitive: ReadScal1, k: 50}]
       drop_flag: 0.1                           # Cramer's V drop that flags a pair
+      min_cell: 10                             # real cells, bins and groups with fewer rows
+                                               # are not shown (small-cell rule)
 
 Quasi-identifier and sensitive columns come from the column roles of the spec (``role:``
 under ``columns:``). The ``release:`` section is read by ``mixsynth.report.release.decide``.
@@ -41,6 +43,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from ..schema import TableSpec
 from ..tableio import InputError
@@ -66,7 +69,7 @@ HEADLINE_MEASURES = {
     "max_outlier_r2": "largest outlier attribute-disclosure R^2 at either end (near 0 protective)",
 }
 
-_REPORT_KEYS = ("crosstabs", "group_statistics", "regressions", "tstr", "outliers", "drop_flag")
+_REPORT_KEYS = ("crosstabs", "group_statistics", "regressions", "tstr", "outliers", "drop_flag", "min_cell")
 _GROUP_KEYS = ("stat", "column", "by", "where", "weight", "q")
 _REGRESSION_KEYS = ("formula", "family", "standardize")
 _TSTR_KEYS = ("target", "task", "features")
@@ -75,7 +78,16 @@ _OUTLIER_KEYS = ("public", "sensitive", "k")
 
 def build_report(real: pd.DataFrame, syns: list[pd.DataFrame], spec: TableSpec,
                  holdout: pd.DataFrame | None = None, seed: int = 0) -> dict:
-    """The report dict (module docstring) of synthetic tables ``syns`` (m >= 1) against ``real``."""
+    """The report dict (module docstring) of synthetic tables ``syns`` (m >= 1) against ``real``.
+
+    Runs with one OpenMP/BLAS thread: the gradient-boosting fits spin their threads, and on a
+    machine whose cores are busy (another run, chains) that made a 1.4 s report take 28-60 s.
+    """
+    with threadpool_limits(1):
+        return _build_report(real, syns, spec, holdout, seed)
+
+
+def _build_report(real, syns, spec, holdout, seed) -> dict:
     if isinstance(syns, pd.DataFrame):
         syns = [syns]
     if not syns:
@@ -92,7 +104,8 @@ def build_report(real: pd.DataFrame, syns: list[pd.DataFrame], spec: TableSpec,
     notes = []
     assoc = fidelity.associations(real, syn, spec, drop_flag=cfg["drop_flag"])
 
-    group_stats = [{**g, "results": analyses.group_statistic(real, syn, **g)} for g in cfg["group_statistics"]]
+    group_stats = [{**g, "results": analyses.group_statistic(real, syn, **g, min_cell=cfg["min_cell"])}
+                   for g in cfg["group_statistics"]]
 
     regressions = []
     for r in cfg["regressions"]:
@@ -127,7 +140,8 @@ def build_report(real: pd.DataFrame, syns: list[pd.DataFrame], spec: TableSpec,
         "roles": {"quasi_identifier": quasi, "sensitive": [c.name for c in spec.by_role("sensitive")]},
         "marginals": fidelity.marginals(real, syn, spec),
         "associations": assoc,
-        "crosstabs": [fidelity.crosstab(real, syn, a, b) for a, b in cfg["crosstabs"]],
+        "distributions": fidelity.distributions(real, syn, spec, min_cell=cfg["min_cell"]),
+        "crosstabs": [fidelity.crosstab(real, syn, a, b, cfg["min_cell"]) for a, b in cfg["crosstabs"]],
         "group_statistics": group_stats,
         "regressions": regressions,
         "tstr": tstr,
@@ -210,8 +224,11 @@ def report_section(spec: TableSpec) -> dict:
     drop_flag = raw.get("drop_flag", 0.1)
     if not isinstance(drop_flag, (int, float)) or isinstance(drop_flag, bool):
         raise InputError("report.drop_flag must be a number such as 0.1")
+    min_cell = raw.get("min_cell", fidelity.MIN_CELL)
+    if not isinstance(min_cell, int) or isinstance(min_cell, bool) or min_cell < 1:
+        raise InputError("report.min_cell must be a whole number of rows such as 10")
     return {"crosstabs": crosstabs, "group_statistics": groups, "regressions": regressions,
-            "tstr": tstr, "outliers": outliers, "drop_flag": float(drop_flag)}
+            "tstr": tstr, "outliers": outliers, "drop_flag": float(drop_flag), "min_cell": min_cell}
 
 
 def _unknown(d: dict, allowed, where: str):

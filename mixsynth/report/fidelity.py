@@ -20,6 +20,7 @@ from mixsynth.schema import LEVEL_KINDS, TableSpec
 
 MAX_CATEGORICAL_DISTINCT = 12
 DRIFT_LOOK = 0.5  # the article's rule of thumb for the correlation drift score
+MIN_CELL = 10     # real cells with fewer rows than this are not shown (small-cell rule)
 
 
 def marginals(real: pd.DataFrame, syn: pd.DataFrame, spec: TableSpec) -> list[dict]:
@@ -117,23 +118,71 @@ def associations(real: pd.DataFrame, syn: pd.DataFrame, spec: TableSpec, drop_fl
             "summary": summary}
 
 
-def crosstab(real: pd.DataFrame, syn: pd.DataFrame, a: str, b: str) -> dict:
+def crosstab(real: pd.DataFrame, syn: pd.DataFrame, a: str, b: str, min_cell: int = MIN_CELL) -> dict:
     """Cell shares of categorical columns a x b side by side (the paper's Table 3).
 
     Returns {a, b, rows: [R labels of a], columns: [C labels of b], real: R x C shares of the
-    real rows, synthetic: R x C shares, difference: synthetic - real, n_real, n_synthetic}.
-    Levels are the union over both files (missing is the label None, last); shares sum to 1.
+    real rows, synthetic: R x C shares, difference: synthetic - real, n_real, n_synthetic,
+    min_cell, suppressed}. Levels are the union over both files (missing is the label None,
+    last); shares sum to 1. Real cells holding 1 to ``min_cell - 1`` rows are None in
+    ``real`` and ``difference`` (small-cell rule); ``suppressed`` counts them.
     """
     ar, as_, rows = _codes(real[a], syn[a])
     br, bs, cols = _codes(real[b], syn[b])
-    shares = []
-    for x, y in ((ar, br), (as_, bs)):
-        t = _table(x, y, len(rows), len(cols))
-        shares.append(t / t.sum() if t.sum() else t)
+    counts = [_table(x, y, len(rows), len(cols)) for x, y in ((ar, br), (as_, bs))]
+    shares = [t / t.sum() if t.sum() else t for t in counts]
+    small = (counts[0] > 0) & (counts[0] < min_cell)
+    hide = lambda m: [[None if small[i, j] else float(v) for j, v in enumerate(row)] for i, row in enumerate(m)]
     return {"a": a, "b": b, "rows": rows, "columns": cols,
-            "real": _grid(shares[0]), "synthetic": _grid(shares[1]),
-            "difference": _grid(shares[1] - shares[0]),
-            "n_real": len(real), "n_synthetic": len(syn)}
+            "real": hide(shares[0]), "synthetic": _grid(shares[1]),
+            "difference": hide(shares[1] - shares[0]),
+            "n_real": len(real), "n_synthetic": len(syn),
+            "min_cell": int(min_cell), "suppressed": int(small.sum())}
+
+
+def distributions(real: pd.DataFrame, syn: pd.DataFrame, spec: TableSpec, bins: int = 20,
+                  min_cell: int = MIN_CELL) -> list[dict]:
+    """Binned shares of every spec column in both files, for overlaid distribution plots.
+
+    Categorical columns: one bin per level (missing last, label None). Numeric columns:
+    ``bins`` equal-width bins between the real 1% and 99% quantiles (edges rounded to 3
+    significant digits, so no edge is a recorded value), plus an open bin at each end and a
+    missing bin. Shares are of all rows of each file. A real bin holding 1 to
+    ``min_cell - 1`` rows shows None (small-cell rule). Each entry: column, treated_as,
+    labels (categorical) or edges (numeric, bins + 1 values), real, synthetic (shares per
+    bin: [below, bins..., above, missing] for numeric), suppressed, min_cell.
+    """
+    cat = _categorical_columns(real, spec)
+    out = []
+    for col in spec.columns:
+        r, s = real[col.name], syn[col.name]
+        row = {"column": col.name, "treated_as": "categorical" if col.name in cat else "numeric"}
+        if col.name in cat:
+            cr, cs, labels = _codes(r, s)
+            counts = [np.bincount(c, minlength=len(labels)).astype(float) for c in (cr, cs)]
+            row["labels"] = labels
+        else:
+            xr, xs = _numeric(r), _numeric(s)
+            present = xr[~np.isnan(xr)]
+            lo, hi = np.quantile(present, [0.01, 0.99]) if len(present) else (0.0, 1.0)
+            if hi <= lo:
+                hi = lo + 1.0
+            edges = np.unique([_round(e) for e in np.linspace(lo, hi, bins + 1)])
+            counts = [np.concatenate([np.bincount(np.searchsorted(edges, x[~np.isnan(x)], side="right"),
+                                                  minlength=len(edges) + 1), [np.isnan(x).sum()]]).astype(float)
+                      for x in (xr, xs)]
+            row["edges"] = [float(e) for e in edges]
+        small = (counts[0] > 0) & (counts[0] < min_cell)
+        row["real"] = [None if small[i] else float(v / max(len(r), 1)) for i, v in enumerate(counts[0])]
+        row["synthetic"] = [float(v / max(len(s), 1)) for v in counts[1]]
+        row.update(suppressed=int(small.sum()), min_cell=int(min_cell))
+        out.append(row)
+    return out
+
+
+def _round(x: float) -> float:
+    """x rounded to 3 significant digits."""
+    return float(f"{x:.3g}")
 
 
 def _categorical_columns(real: pd.DataFrame, spec: TableSpec) -> set[str]:
