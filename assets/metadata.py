@@ -1,0 +1,66 @@
+"""Metadata helpers: aggregates only, and errors that never quote data."""
+from __future__ import annotations
+
+import contextlib
+import os
+
+import dagster as dg
+
+from mixsynth import InputError
+
+RISK_MEASURES = ("exact_copies", "exact_copies_unique_quasi", "max_attribute_lift",
+                 "dcr_share_below_holdout_q05", "max_outlier_r2")
+
+
+@contextlib.contextmanager
+def withheld_details(stage: str):
+    """Let the core's InputError (one line, no values) through; replace any other error by
+    its type, since its message may quote a confidential value. ``MIXSYNTH_DEBUG=1`` (on the
+    confidential machine only) lets every error through."""
+    try:
+        yield
+    except (InputError, dg.Failure):
+        raise
+    except Exception as exc:
+        if os.environ.get("MIXSYNTH_DEBUG") == "1":
+            raise
+        raise dg.Failure(
+            description=f"{type(exc).__name__} while {stage} (details withheld as they may quote "
+                        f"confidential values; set MIXSYNTH_DEBUG=1 on the confidential machine "
+                        f"to see them)") from None
+
+
+def number(x) -> float | None:
+    return None if x is None else float(x)
+
+
+def show(x) -> str:
+    return "n/a" if x is None else f"{x:.4g}" if isinstance(x, float) else str(x)
+
+
+def measures_table(headline: dict, meanings: dict, names) -> dg.MetadataValue:
+    """A markdown table of the named headline measures: name, value, meaning."""
+    lines = ["| measure | value | meaning |", "|---|---|---|"]
+    lines += [f"| {n} | {show(headline.get(n))} | {meanings.get(n, '')} |" for n in names]
+    return dg.MetadataValue.md("\n".join(lines))
+
+
+def rules_table(decision: dict) -> dg.MetadataValue:
+    """The release rules as a markdown table, then the limitation texts."""
+    lines = ["| rule | value | threshold | passed | reason |", "|---|---|---|---|---|"]
+    for r in decision["rules"]:
+        passed = "yes" if r["passed"] else "with limitation" if r["passes_with_limitation"] else "NO"
+        lines.append(f"| {r['measure']} | {show(r['value'])} | {r['threshold']} | {passed} | {r['reason']} |")
+    if decision["limitations"]:
+        lines += ["", "Limitations published with the file:", ""]
+        lines += [f"- {t}" for t in decision["limitations"]]
+    return dg.MetadataValue.md("\n".join(lines))
+
+
+def expectations_table(outcome: dict) -> dg.MetadataValue:
+    """The expectations as a markdown table (counts of unexpected rows, never values)."""
+    lines = [f"{outcome['successful']} of {outcome['evaluated']} expectations met.", "",
+             "| file | expectation | column | met | unexpected rows |", "|---|---|---|---|---|"]
+    lines += [f"| {r['file']} | {r['expectation']} | {r['column'] or ''} | {'yes' if r['success'] else 'NO'} | "
+              f"{show(r['unexpected_count'])} |" for r in outcome["results"]]
+    return dg.MetadataValue.md("\n".join(lines))

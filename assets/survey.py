@@ -1,0 +1,294 @@
+"""The assets of one survey, partitioned by wave, in this lineage::
+
+    raw_table -> marginal_estimates -> copula_chain_0 .. copula_chain_{C-1} -> copula_posterior
+      -> response_posterior -> synthetic_files -> utility_report, disclosure_report
+      -> release_decision -> published_release
+
+Keys are ``<survey>/<stage>``; the survey name is also the asset group. Every asset reads
+its inputs from and writes its outputs to the confidential store (nothing passes through
+Dagster's IO managers, so no table is pickled into Dagster's storage); only
+``published_release`` writes to the release store. Each MCMC chain is its own asset, so an
+executor runs chains as parallel steps. Two blocking checks gate the release: the Great
+Expectations suite on ``synthetic_files`` and the release rules on ``release_decision``.
+"""
+
+import time
+
+import dagster as dg
+import numpy as np
+
+from mixsynth import CopulaSynthesizer, InputError, infer_spec, read_table
+from mixsynth.landing import file_digest, wave_file
+from mixsynth.survey import Survey, method_settings
+from resources import ConfidentialStore, LandingArea, ReleaseStore
+
+from .metadata import (RISK_MEASURES, expectations_table, measures_table, number, rules_table,
+                       withheld_details)
+
+FINGERPRINT_TAG = "mixsynth/fingerprint"
+
+
+def waves_partitions(survey: Survey) -> dg.DynamicPartitionsDefinition:
+    """The survey's waves: one dynamic partition per landed wave file."""
+    return dg.DynamicPartitionsDefinition(name=f"{survey.name}_waves")
+
+
+def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
+    """Every asset (with its checks) of ``survey``."""
+    name = survey.name
+    partitions = waves_partitions(survey)
+    key = lambda stage: dg.AssetKey([name, stage])
+    common = {"partitions_def": partitions, "group_name": name}
+    chains = survey.sampler_settings().chains
+    release_section = survey.spec.get("release")
+    if release_section is None:
+        raise InputError(f"survey '{name}' ({survey.spec_path.name}) has no `release:` section; "
+                         "declare the release rules its files must meet")
+
+    def spec_of(train):
+        return infer_spec(train, survey.spec)
+
+    @dg.asset(key=key("raw_table"), kinds={"csv"}, **common,
+              description="The wave's confidential table, checked against the spec and split into "
+                          "the rows synthesized from and the holdout (confidential store).")
+    def raw_table(context: dg.AssetExecutionContext, landing: LandingArea,
+                  confidential: ConfidentialStore) -> dg.MaterializeResult:
+        wave = context.partition_key
+        with withheld_details("reading the landing file"):
+            path = wave_file(survey.landing_folder(landing.path()), wave, survey.files)
+            digest = file_digest(path)
+            expected = context.run.tags.get(FINGERPRINT_TAG)
+            if expected and expected != digest:
+                raise InputError(f"landing file '{path.name}' changed after the sensor saw it; "
+                                 "the run for its new content follows, this one stops")
+            real = read_table(path)
+            spec = infer_spec(real, survey.spec)
+            held = np.random.default_rng(survey.seed).random(len(real)) < survey.holdout
+            train, holdout = real[~held].reset_index(drop=True), real[held].reset_index(drop=True)
+            spec_of(train)  # the training rows alone must still meet the spec (e.g. min_rows)
+            for part, frame in (("raw.parquet", real), ("train.parquet", train), ("holdout.parquet", holdout)):
+                confidential.write_table(frame, name, wave, part)
+            confidential.write_json({"fingerprint": digest, "file": path.name}, name, wave, "input.json")
+        schema = dg.TableSchema(columns=[dg.TableColumn(c.name, c.kind, description=f"role: {c.role}")
+                                         for c in spec.columns])
+        return dg.MaterializeResult(metadata={
+            "dagster/row_count": len(real), "columns": real.shape[1], "modelled_columns": len(spec.columns),
+            "excluded_columns": ", ".join(spec.excluded) or "none",
+            "rows_synthesized_from": len(train), "holdout_rows": len(holdout),
+            "fingerprint": digest, "landing_file": path.name, "dagster/column_schema": schema})
+
+    @dg.asset(key=key("marginal_estimates"), deps=[raw_table], kinds={"numpy"}, **common,
+              description="Marginal distributions, latent layout, number of factors and the "
+                          "categorical joint of the training rows (confidential).")
+    def marginal_estimates(context: dg.AssetExecutionContext,
+                           confidential: ConfidentialStore) -> dg.MaterializeResult:
+        wave = context.partition_key
+        train = confidential.read_table(name, wave, "train.parquet")
+        with withheld_details("estimating the marginals"):
+            spec = spec_of(train)
+            settings, method, _ = method_settings(spec)
+            model = CopulaSynthesizer(spec, settings, method=method, seed=survey.seed).fit_marginals(train)
+            confidential.save_model(model, name, wave, "model-marginals.npz")
+        return dg.MaterializeResult(metadata={
+            "rows": model.n_rows_, "modelled_columns": len(spec.columns), "latent_columns": len(model.columns_),
+            "factors": model.factors_, "method": method, "seed": survey.seed})
+
+    def chain_asset(chain: int) -> dg.AssetsDefinition:
+        @dg.asset(key=key(f"copula_chain_{chain}"), deps=[marginal_estimates], kinds={"numpy"},
+                  **common,
+                  description=f"MCMC chain {chain} of the copula (its own step, so chains run in parallel); "
+                              "kept draws of alpha, Lambda and sigma^2 (confidential).")
+        def copula_chain(context: dg.AssetExecutionContext,
+                         confidential: ConfidentialStore) -> dg.MaterializeResult:
+            wave = context.partition_key
+            train = confidential.read_table(name, wave, "train.parquet")
+            model = confidential.load_model(name, wave, "model-marginals.npz")
+            started = time.monotonic()
+            with withheld_details(f"running chain {chain}"):
+                draws = model.run_chain(train, chain)
+                confidential.save_arrays(draws, name, wave, f"chain-{chain}.npz")
+            seconds = time.monotonic() - started
+            s = model.settings
+            return dg.MaterializeResult(metadata={
+                "chain": chain, "sweeps": s.sweeps, "burn_in": s.burn_in, "thin": s.thin,
+                "kept_draws": s.kept, "seconds": round(seconds, 2),
+                "sweeps_per_second": round(s.sweeps / seconds, 1) if seconds > 0 else None})
+        return copula_chain
+
+    chain_assets = [chain_asset(c) for c in range(chains)]
+
+    @dg.asset(key=key("copula_posterior"), deps=chain_assets, kinds={"numpy"}, **common,
+              description="Posterior draws of the copula from every chain, with R-hat and bulk ESS "
+                          "of its correlations (confidential).")
+    def copula_posterior(context: dg.AssetExecutionContext,
+                         confidential: ConfidentialStore) -> dg.MaterializeResult:
+        wave = context.partition_key
+        model = confidential.load_model(name, wave, "model-marginals.npz")
+        if model.settings.chains != chains:
+            raise InputError(f"the spec now asks for {model.settings.chains} chains, the code location "
+                             f"was loaded with {chains}; reload the code location and rematerialize")
+        with withheld_details("combining the chains"):
+            model.set_chains([confidential.load_arrays(name, wave, f"chain-{c}.npz") for c in range(chains)])
+            confidential.save_model(model, name, wave, "model-copula.npz")
+        conv = model.convergence_
+        return dg.MaterializeResult(metadata={
+            "chains": conv["chains"], "draws_per_chain": conv["draws_per_chain"],
+            "sweeps": model.settings.sweeps, "correlations_checked": conv["entries"],
+            "rhat_max": number(conv["rhat_max"]), "rhat_median": number(conv["rhat_median"]),
+            "share_rhat_below_1_01": number(conv["share_rhat_below_1_01"]),
+            "ess_bulk_min": number(conv["ess_bulk_min"]), "ess_bulk_median": number(conv["ess_bulk_median"])})
+
+    @dg.asset(key=key("response_posterior"), deps=[copula_posterior], kinds={"numpy"}, **common,
+              description="Rank-likelihood BART posterior of each declared response given the copula "
+                          "columns (nothing to fit when the spec declares none); the whole model "
+                          "(confidential).")
+    def response_posterior(context: dg.AssetExecutionContext,
+                           confidential: ConfidentialStore) -> dg.MaterializeResult:
+        wave = context.partition_key
+        train = confidential.read_table(name, wave, "train.parquet")
+        model = confidential.load_model(name, wave, "model-copula.npz")
+        started = time.monotonic()
+        with withheld_details("fitting the responses"):
+            model.fit_responses(train)
+            confidential.save_model(model, name, wave, "model.npz")
+        responses = [m.name for m in model.responses_]
+        return dg.MaterializeResult(metadata={
+            "responses": ", ".join(responses) or "none declared",
+            "bart_settings": dg.MetadataValue.json(dict(model.spec_.bart)),
+            "seconds": round(time.monotonic() - started, 2)})
+
+    @dg.asset(key=key("synthetic_files"), deps=[response_posterior], kinds={"csv"}, **common,
+              check_specs=[dg.AssetCheckSpec("expectations", asset=key("synthetic_files"), blocking=True,
+                                             description="Great Expectations suite from the spec and the "
+                                                         "real file's domain")],
+              description="The candidate synthetic file(s), m posterior draws (confidential until "
+                          "released), checked by the Great Expectations suite.")
+    def synthetic_files(context: dg.AssetExecutionContext, confidential: ConfidentialStore):
+        from mixsynth.expectations import check_synthetic  # gx imports in seconds: only here
+        wave = context.partition_key
+        train = confidential.read_table(name, wave, "train.parquet")
+        model = confidential.load_model(name, wave, "model.npz")
+        with withheld_details("synthesizing"):
+            _, _, opts = method_settings(model.spec_)
+            rows, m = opts.pop("rows"), int(opts.pop("m"))
+            tables = ([model.sample(rows, seed=survey.seed, **opts)] if m == 1
+                      else model.sample_many(m, rows, seed=survey.seed, **opts))
+            names = ["synthetic.csv"] if m == 1 else [f"synthetic_{i}.csv" for i in range(1, m + 1)]
+            paths = [confidential.write_table(t, name, wave, f"candidate/{n}") for n, t in zip(names, tables)]
+            outcome = check_synthetic([read_table(p) for p in paths], model.spec_, train)
+        confidential.write_json({**outcome, "files": names}, name, wave, "candidate/expectations.json")
+        yield dg.MaterializeResult(metadata={
+            "files": ", ".join(names), "m": m, "dagster/row_count": len(tables[0]),
+            "columns": tables[0].shape[1], "seed": survey.seed})
+        yield dg.AssetCheckResult(check_name="expectations", passed=outcome["success"], metadata={
+            "met": f"{outcome['successful']} of {outcome['evaluated']}",
+            "expectations": expectations_table(outcome)})
+
+    report_specs = [
+        dg.AssetSpec(key("utility_report"), deps=[synthetic_files], kinds={"html"}, group_name=name,
+                     description="Utility of the synthetic file(s) against the real training rows and "
+                                 "the holdout: marginals, associations, declared analyses (aggregates)."),
+        dg.AssetSpec(key("disclosure_report"), deps=[synthetic_files], kinds={"html"}, group_name=name,
+                     description="Disclosure risk: exact copies, distance to closest record, attribute "
+                                 "inference, outliers (aggregates)."),
+    ]
+
+    @dg.multi_asset(specs=report_specs, partitions_def=partitions, name=f"{name}_reports")
+    def reports(context: dg.AssetExecutionContext, confidential: ConfidentialStore):
+        from mixsynth.report.build import build_report
+        from mixsynth.report.outputs import write_report
+        wave = context.partition_key
+        train = confidential.read_table(name, wave, "train.parquet")
+        holdout = confidential.read_table(name, wave, "holdout.parquet")
+        files = confidential.read_json(name, wave, "candidate/expectations.json")["files"]
+        with withheld_details("building the report"):
+            spec = spec_of(train)
+            syns = [confidential.read_table(name, wave, f"candidate/{f}") for f in files]
+            report = build_report(train, syns, spec, holdout=holdout, seed=survey.seed)
+            confidential.write_json(report, name, wave, "candidate/report.json")
+            page = write_report(confidential.folder(name, wave, "candidate", "report"), report, None)[-1]
+        headline, meanings = report["headline"], report["headline_meaning"]
+        utility = [m for m in headline if m not in RISK_MEASURES]
+        risk = [m for m in headline if m in RISK_MEASURES]
+        for spec_key, names in ((key("utility_report"), utility), (key("disclosure_report"), risk)):
+            yield dg.MaterializeResult(asset_key=spec_key, metadata={
+                "headline": measures_table(headline, meanings, names),
+                **{m: number(headline[m]) for m in names},
+                "report_with_plots": dg.MetadataValue.path(str(page)),
+                "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in report["notes"]) or "none")})
+
+    @dg.asset(key=key("release_decision"), deps=[key("utility_report"), key("disclosure_report")],
+              kinds={"json"}, **common,
+              check_specs=[dg.AssetCheckSpec("release_rules", asset=key("release_decision"), blocking=True,
+                                             description="The spec's utility and risk thresholds on the "
+                                                         "report's measures: no rule failed without a "
+                                                         "limitation, and every expectation met")],
+              description="The release decision, rule by rule with limitation texts, and the synthesis "
+                          "record of the candidate (confidential until released).")
+    def release_decision(context: dg.AssetExecutionContext, confidential: ConfidentialStore):
+        from mixsynth.record import synthesis_record, write_record
+        from mixsynth.report.outputs import summary_markdown, write_report
+        from mixsynth.report.release import decide
+        wave = context.partition_key
+        report = confidential.read_json(name, wave, "candidate/report.json")
+        expectations = confidential.read_json(name, wave, "candidate/expectations.json")
+        model = confidential.load_model(name, wave, "model.npz")
+        fingerprint = confidential.read_json(name, wave, "input.json")["fingerprint"]
+        candidate = confidential.folder(name, wave, "candidate")
+        with withheld_details("deciding the release"):
+            decision = decide(report, release_section)
+            _, method, synthesis = method_settings(model.spec_)
+            record = synthesis_record(
+                survey=name, wave=wave, fingerprint=fingerprint, spec_raw=survey.spec, spec=model.spec_,
+                method={"method": method, "sampler": model.settings.to_dict(), "synthesis": synthesis,
+                        "bart": dict(model.spec_.bart), "holdout_share": survey.holdout,
+                        "factors": model.factors_},
+                seeds={"holdout_split": survey.seed, "mcmc": survey.seed, "synthesis": survey.seed,
+                       "report": survey.seed},
+                convergence=model.convergence_, report=report, expectations=expectations, decision=decision,
+                outputs={f: file_digest(candidate / f) for f in expectations["files"]})
+            write_report(candidate / "report", report, decision)
+            write_record(candidate, record)
+        passed = decision["decision"] != "reject" and expectations["success"]
+        yield dg.MaterializeResult(metadata={
+            "decision": decision["decision"],
+            "rules_passed": sum(r["passed"] for r in decision["rules"]), "rules": rules_table(decision),
+            "rules_checked": len(decision["rules"]),
+            "limitations": dg.MetadataValue.md("\n".join(f"- {t}" for t in decision["limitations"]) or "none"),
+            "expectations_met": f"{expectations['successful']} of {expectations['evaluated']}",
+            "summary": dg.MetadataValue.md(summary_markdown(report, decision)),
+            "record": dg.MetadataValue.path(str(candidate / "record.html"))})
+        yield dg.AssetCheckResult(check_name="release_rules", passed=passed, metadata={
+            "decision": decision["decision"], "rules": rules_table(decision),
+            "expectations_met": f"{expectations['successful']} of {expectations['evaluated']}"})
+
+    @dg.asset(key=key("published_release"), deps=[release_decision], kinds={"folder"}, **common,
+              description="The released files of the wave (synthetic file(s), report, synthesis record), "
+                          "swapped into the release store only after a passing decision.")
+    def published_release(context: dg.AssetExecutionContext, confidential: ConfidentialStore,
+                          release: ReleaseStore) -> dg.MaterializeResult:
+        wave = context.partition_key
+        record = confidential.read_json(name, wave, "candidate/record.json")
+        candidate = confidential.folder(name, wave, "candidate")
+        if record["decision"] == "reject" or not record["expectations"]["success"]:
+            raise dg.Failure(description=f"{name} wave {wave}: the decision is '{record['decision']}' "
+                                         f"(expectations met: {record['expectations']['success']}); "
+                                         "nothing published, the previous release stays")
+        stale = [f for f, d in record["outputs"].items() if file_digest(candidate / f) != d]
+        if stale:
+            raise dg.Failure(description=f"{name} wave {wave}: candidate file(s) {', '.join(stale)} changed "
+                                         "after the decision; rematerialize release_decision first")
+        files = {f: candidate / f for f in record["outputs"]}
+        files.update({f"report/{f}": candidate / "report" / f
+                      for f in ("report.json", "decision.json", "summary.md", "report.html")})
+        files.update({f: candidate / f for f in ("record.json", "record.html")})
+        folder = release.publish(name, wave, files)
+        return dg.MaterializeResult(metadata={
+            "release_folder": dg.MetadataValue.path(str(folder)), "decision": record["decision"],
+            "files": dg.MetadataValue.md("\n".join(f"- {f}" for f in files)),
+            "synthetic_file": dg.MetadataValue.path(str(folder / next(iter(record["outputs"])))),
+            "report": dg.MetadataValue.path(str(folder / "report" / "report.html")),
+            "record": dg.MetadataValue.path(str(folder / "record.html"))})
+
+    return [raw_table, marginal_estimates, *chain_assets, copula_posterior, response_posterior,
+            synthetic_files, reports, release_decision, published_release]
