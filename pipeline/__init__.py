@@ -1,0 +1,1 @@
+"""Dagster assembly: the code location's Definitions, jobs, partitions, schedules and sensors."""

@@ -1,0 +1,55 @@
+"""The code location: every configured survey's assets, job, schedule and sensor.
+
+Surveys are the spec files with a ``survey:`` section in ``MIXSYNTH_SURVEYS`` (default:
+``examples/``, where the demo survey ncbirths is configured). Each survey gets a job
+``<survey>_wave`` that materializes every asset of one wave, tagged as a heavy run for the
+run queue (``dagster.yaml``), and runs on the multiprocess executor, so the MCMC chains run
+as parallel steps.
+"""
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+
+from assets import survey_assets, waves_partitions
+from mixsynth.survey import Survey, load_surveys
+from resources import ConfidentialStore, LandingArea, ReleaseStore, project_folder
+
+from .triggers import landing_sensor, latest_wave_schedule
+
+HEAVY_TAG = {"mixsynth/heavy": "true"}
+
+
+def surveys_folder():
+    """``MIXSYNTH_SURVEYS``, else the project's ``examples/`` folder."""
+    return os.environ.get("MIXSYNTH_SURVEYS") or project_folder() / "examples"
+
+
+def job_name(survey: str) -> str:
+    return f"{survey}_wave"
+
+
+def survey_definitions(survey: Survey) -> dg.Definitions:
+    """The assets, job, schedule and sensor of one survey."""
+    partitions = waves_partitions(survey)
+    job = dg.define_asset_job(job_name(survey.name), selection=dg.AssetSelection.groups(survey.name),
+                              tags=HEAVY_TAG,
+                              description=f"Every asset of one {survey.name} wave, from the raw table "
+                                          "to the published release.")
+    return dg.Definitions(assets=survey_assets(survey), jobs=[job],
+                          schedules=[latest_wave_schedule(survey, job, partitions)],
+                          sensors=[landing_sensor(survey, job, partitions)])
+
+
+def build_definitions(folder=None) -> dg.Definitions:
+    """Definitions for every survey in ``folder`` (default ``surveys_folder()``), with the
+    stores from the environment and the multiprocess executor."""
+    surveys = load_surveys(folder or surveys_folder())
+    resources = {"confidential": ConfidentialStore.from_env(), "release": ReleaseStore.from_env(),
+                 "landing": LandingArea.from_env()}
+    return dg.Definitions.merge(*(survey_definitions(s) for s in surveys),
+                                dg.Definitions(resources=resources, executor=dg.multiprocess_executor))
+
+
+defs = build_definitions()

@@ -1,0 +1,55 @@
+"""``python -m pipeline.run SURVEY WAVE``: materialize every asset of one wave and say where
+the release is.
+
+The wave's file must be in the survey's landing folder. The run goes to the Dagster instance
+at ``DAGSTER_HOME`` (so it shows in the UI) on the multiprocess executor, each MCMC chain in
+its own process. Exit status 0 when the wave was released, 1 otherwise.
+"""
+import argparse
+import json
+import sys
+
+import dagster as dg
+
+from resources import ConfidentialStore, ReleaseStore
+
+from .definitions import defs, job_name
+
+
+def survey_job(survey: str) -> dg.JobDefinition:
+    """The wave job of ``survey`` (rebuilt in each step process from this module)."""
+    return defs.resolve_job_def(job_name(survey))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pipeline.run", description=__doc__.splitlines()[0])
+    p.add_argument("survey")
+    p.add_argument("wave")
+    args = p.parse_args(argv)
+    survey_job(args.survey)  # an unknown survey fails here, before the instance is touched
+    instance = dg.DagsterInstance.get()
+    partitions = f"{args.survey}_waves"
+    if not instance.has_dynamic_partition(partitions, args.wave):
+        instance.add_dynamic_partitions(partitions, [args.wave])
+    job = dg.build_reconstructable_job("pipeline.run", "survey_job", reconstructable_args=(args.survey,))
+    with dg.execute_job(job, instance, tags={"dagster/partition": args.wave}) as result:
+        run_id, success = result.run_id, result.success
+    release = ReleaseStore.from_env().folder(args.survey, args.wave)
+    if success:
+        record = json.loads((release / "record.json").read_text(encoding="utf-8"))
+        print(f"{args.survey} wave {args.wave}: {record['decision']} (run {run_id})")
+        for label, name in (("synthetic file", next(iter(record["outputs"]))), ("report", "report/report.html"),
+                            ("synthesis record", "record.html")):
+            print(f"  {label + ':':18} {release / name}")
+        return 0
+    candidate = ConfidentialStore.from_env().folder(args.survey, args.wave, "candidate")
+    decision = candidate / "report" / "decision.json"
+    verdict = json.loads(decision.read_text(encoding="utf-8"))["decision"] if decision.exists() else None
+    print(f"{args.survey} wave {args.wave}: not released (run {run_id} failed"
+          f"{'; decision: ' + verdict if verdict else ''}); see the run in the UI. "
+          f"Candidate files (confidential): {candidate}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
