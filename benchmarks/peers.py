@@ -1,0 +1,325 @@
+"""Side-by-side benchmark of mixsynth against the synthesizers a microdata unit would pick instead.
+
+    bash benchmarks/peers/setup.sh          # once: the peer environment .venv-peers
+    nice -n 19 .venv/bin/python benchmarks/peers.py            # -> results/peers.{json,md,*.png}, RESULTS.md
+    nice -n 19 .venv/bin/python benchmarks/peers.py --quick    # smoke run -> results/peers-quick.*
+
+For each real file (ncbirths, cps1988, nhefs): write it, split it 80/20 (seed 0; the 20% is the
+holdout no synthesizer sees), run every method on the training split, time it and sample the
+resident memory of its process tree, then score each synthetic file with the product's own
+report (``build_report`` against the training split, with the holdout). Ours runs through
+``mixsynth synthesize`` with the example spec; the peers through ``benchmarks/peers/run_peer.py``
+in ``.venv-peers`` (CSV in, CSV out: nothing of theirs is imported here). Every method gets the
+columns the spec models (its excluded columns dropped) and the same number of rows.
+"""
+import datetime as dt
+import json
+import math
+import subprocess
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+
+from core import (HERE, REPO, _descendants, _proc_table, _rss_kib, cpu_snapshot, log, machine,
+                  other_load, parse_arguments, runs_footer, wait_until_quiet)
+
+PEER_PYTHON = REPO / ".venv-peers" / "bin" / "python"
+RUN_PEER = HERE / "peers" / "run_peer.py"
+MIXSYNTH = REPO / ".venv" / "bin" / "mixsynth"
+WORK = REPO / "out" / "peers"
+DATASETS = ["ncbirths", "cps1988", "nhefs"]
+PEERS = ["sdv_gaussian_copula", "sdv_ctgan", "cart_port", "cart", "independent"]
+
+FULL = dict(split_seed=0, holdout_fraction=0.2, synth_seed=1, report_seed=0,
+            cart_orders=20, cart_order_seed=1000,
+            ctgan_max_steps=900, ctgan_batch=500, ctgan_max_epochs=300,
+            sweeps=None)                                   # None: the example spec's sampler
+QUICK = dict(FULL, cart_orders=3, ctgan_max_steps=30, sweeps=dict(sweeps=400, burn_in=200, thin=2))
+
+COLUMNS = [  # (key in a method's scores, table heading, digits)
+    ("mean_cio", "mean CIO", 3), ("max_cramers_v_drop", "max V drop", 3),
+    ("exact_copies", "exact copies", 0), ("max_attribute_lift", "attr. lift", 3),
+    ("pmse_ratio", "pMSE ratio", 2), ("dcr_share_below_holdout_q05", "DCR share < q05", 3),
+    ("min_tstr_difference", "TSTR diff.", 3), ("max_outlier_r2", "outlier R²", 3),
+    ("max_tvd", "max TVD", 3), ("max_ks", "max KS", 3),
+    ("wall_seconds", "wall s", 1), ("peak_mib", "peak MiB", 0),
+]
+BETTER = {"mean_cio": max, "max_cramers_v_drop": min, "max_attribute_lift": min}
+
+
+def ctgan_epochs(n_rows: int, cfg: dict) -> int:
+    """SDV's 300 epochs, capped so that CTGAN takes at most ``ctgan_max_steps`` optimizer steps
+    (what 300 epochs are on the ~1,300-row files); the cap binds on CPS (CPU time)."""
+    batches = math.ceil(n_rows / cfg["ctgan_batch"])
+    return max(1, min(cfg["ctgan_max_epochs"], cfg["ctgan_max_steps"] // batches))
+
+
+def run_measured(cmd: list[str], log_path: Path) -> dict:
+    """Run ``cmd``; wall time, and the peak over samples every 0.25 s of the summed resident
+    memory (VmRSS) of its process tree (the chains of our fit are child processes)."""
+    snap = cpu_snapshot()
+    t0 = time.perf_counter()
+    with open(log_path, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT, cwd=REPO)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, _rss_kib(_descendants(proc.pid, _proc_table())))
+            time.sleep(0.25)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise RuntimeError(f"{cmd[0]} ... failed ({proc.returncode}); see {log_path}")
+    return {"wall_seconds": wall, "peak_mib": peak / 1024,
+            "other_cores": other_load(snap, cpu_snapshot())["other_cores"]}
+
+
+def prepare(dataset: str, cfg: dict):
+    """Real file, 80/20 split, spec; the training split and holdout with the modelled columns."""
+    from mixsynth import infer_spec, load_spec, read_table
+
+    folder = WORK / dataset
+    folder.mkdir(parents=True, exist_ok=True)
+    real, train, hold = (folder / f"{k}.csv" for k in ("real", "train-full", "holdout-full"))
+    subprocess.run([str(MIXSYNTH), "dataset", dataset, str(real)], check=True, capture_output=True)
+    subprocess.run([str(MIXSYNTH), "split", str(real), "--train", str(train), "--holdout", str(hold),
+                    "--fraction", str(cfg["holdout_fraction"]), "--seed", str(cfg["split_seed"])],
+                   check=True, capture_output=True)
+    spec_path = REPO / "examples" / f"{dataset}.yaml"
+    spec = infer_spec(read_table(train), load_spec(spec_path))
+    frames = {}
+    for name, path in (("train", train), ("holdout", hold)):
+        frames[name] = read_table(path)[spec.names]
+        frames[name].to_csv(folder / f"{name}.csv", index=False)
+    categorical = [c.name for c in spec.columns if c.kind in ("categorical", "binary", "ordinal")]
+    return folder, spec, spec_path, frames, categorical
+
+
+def commands(dataset, folder, spec_path, frames, categorical, cfg) -> dict[str, list[str]]:
+    """Method name -> the command that writes ``folder/<method>.csv``."""
+    seed = str(cfg["synth_seed"])
+    out = {}
+    for method in ("rpl", "rl"):
+        cmd = [str(MIXSYNTH), "synthesize", str(folder / "train-full.csv"), "--spec", str(spec_path),
+               "--seed", seed, "--method", method, "--no-progress", "--out", str(folder / f"ours_{method}.csv")]
+        for k, v in (cfg["sweeps"] or {}).items():
+            cmd += [f"--{k.replace('_', '-')}", str(v)]
+        out[f"ours_{method}"] = cmd
+
+    def peer(method, name, *extra):
+        return [str(PEER_PYTHON), str(RUN_PEER), method, str(folder / "train.csv"),
+                str(folder / f"{name}.csv"), "--seed", seed, "--categorical", ",".join(categorical), *extra]
+
+    for method in PEERS:
+        extra = ["--epochs", str(ctgan_epochs(len(frames["train"]), cfg))] if method == "sdv_ctgan" else []
+        out[method] = peer(method, method, *extra)
+    rng = np.random.default_rng(cfg["cart_order_seed"])
+    names = list(frames["train"].columns)
+    for i in range(1, cfg["cart_orders"] + 1):
+        order = [names[j] for j in rng.permutation(len(names))]
+        out[f"cart_order_{i:02d}"] = peer("cart", f"cart_order_{i:02d}", "--visit-order", ",".join(order))
+    return out
+
+
+def score(folder: Path, method: str, spec, frames, cfg) -> dict:
+    """The product's report on one synthetic file: its headline plus the marginal summary;
+    the whole report is kept beside the file (out/, not committed)."""
+    from mixsynth import read_table
+    from mixsynth.report.build import build_report
+
+    syn = read_table(folder / f"{method}.csv")[spec.names]
+    report = build_report(frames["train"], [syn], spec, holdout=frames["holdout"], seed=cfg["report_seed"])
+    (folder / f"{method}.report.json").write_text(json.dumps(report, indent=1) + "\n")
+    tvd = [m["tvd"] for m in report["marginals"] if m.get("tvd") is not None]
+    ks = [m["ks"] for m in report["marginals"] if m.get("ks") is not None]
+    return {**report["headline"], "max_tvd": max(tvd, default=None), "max_ks": max(ks, default=None),
+            "rows": len(syn)}
+
+
+def run_dataset(dataset: str, cfg: dict, res: dict, save) -> None:
+    folder, spec, spec_path, frames, categorical = prepare(dataset, cfg)
+    entry = res["datasets"].setdefault(dataset, {"methods": {}})
+    entry.update(rows_train=len(frames["train"]), rows_holdout=len(frames["holdout"]),
+                 columns=len(spec.names), categorical=categorical,
+                 ctgan_epochs=ctgan_epochs(len(frames["train"]), cfg))
+    for method, cmd in commands(dataset, folder, spec_path, frames, categorical, cfg).items():
+        log(f"{dataset}: {method}")
+        run = run_measured(cmd, folder / f"{method}.log")
+        scores = score(folder, method, spec, frames, cfg)
+        entry["methods"][method] = {**scores, **run, "command": " ".join(
+            Path(c).relative_to(REPO).as_posix() if c.startswith(str(REPO)) else c for c in cmd)}
+        log(f"   {run['wall_seconds']:.0f} s, {run['peak_mib']:.0f} MiB, CIO {scores['mean_cio']}, "
+            f"V drop {scores['max_cramers_v_drop']}, copies {scores['exact_copies']}")
+        save()
+
+
+# -- tables, verdicts, plots -------------------------------------------------------------------
+
+def _fmt(x, nd):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return f"{x:,.{nd}f}"
+
+
+def _orders(methods: dict) -> list[dict]:
+    return [v for k, v in methods.items() if k.startswith("cart_order_")]
+
+
+def table(entry: dict) -> list[str]:
+    methods = entry["methods"]
+    L = ["| method | " + " | ".join(h for _, h, _ in COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    for name, v in methods.items():
+        if not name.startswith("cart_order_"):
+            L.append(f"| {name} | " + " | ".join(_fmt(v.get(k), nd) for k, _, nd in COLUMNS) + " |")
+    orders = _orders(methods)
+    if orders:
+        def spread(k, nd):
+            vals = [o[k] for o in orders if o.get(k) is not None]
+            if not vals:
+                return "n/a"
+            return f"{_fmt(float(np.median(vals)), nd)} [{_fmt(min(vals), nd)}, {_fmt(max(vals), nd)}]"
+        L.append(f"| cart, {len(orders)} random orders: median [min, max] | "
+                 + " | ".join(spread(k, nd) for k, _, nd in COLUMNS) + " |")
+    return L
+
+
+def verdicts(entry: dict) -> list[dict]:
+    """The issue's figures on one file: ours (RPL) against the best peer run with its defaults,
+    and against the best of the random CART orders."""
+    methods = entry["methods"]
+    ours = methods.get("ours_rpl")
+    if not ours:
+        return []
+    peers = {k: v for k, v in methods.items() if k in PEERS}
+    orders = _orders(methods)
+    out = []
+    for key, best in BETTER.items():
+        if key == "max_attribute_lift":
+            ref_name, ref = "sdv_gaussian_copula", (peers.get("sdv_gaussian_copula") or {}).get(key)
+        else:
+            vals = {k: v[key] for k, v in peers.items() if v.get(key) is not None}
+            ref_name = best(vals, key=vals.get) if vals else None
+            ref = vals.get(ref_name)
+        order_vals = [o[key] for o in orders if o.get(key) is not None]
+        ok = None if ref is None or ours.get(key) is None else (
+            ours[key] >= ref if best is max else ours[key] <= ref)
+        out.append({"measure": key, "ours": ours.get(key), "reference": ref_name, "reference_value": ref,
+                    "best_cart_order": best(order_vals) if order_vals else None, "reached": ok})
+    out.append({"measure": "exact_copies", "ours": ours.get("exact_copies"), "reference": "0",
+                "reference_value": 0, "best_cart_order": None, "reached": ours.get("exact_copies") == 0})
+    return out
+
+
+def markdown(res: dict) -> str:
+    m = res["machine"]
+    L = [f"# Peer benchmark{' (quick run)' if res['quick'] else ''}", "",
+         f"{m['date']} · {m['cpu_count']} CPUs ({m['cpu_model']}) · {m['platform']} · Python {m['python']} · "
+         f"mixsynth {m['versions']['mixsynth']} @ {(m['git_commit'] or '?')[:7]}"
+         f"{' + uncommitted changes in mixsynth/' if m['git_uncommitted_in_mixsynth'] else ''}", "",
+         "Peer versions: " + ", ".join(res["peer_versions"]) + ".", "",
+         f"Seeds: split {res['config']['split_seed']}, synthesis {res['config']['synth_seed']} (every method), "
+         f"report {res['config']['report_seed']}, CART visit orders from default_rng({res['config']['cart_order_seed']}).",
+         "Wall time is the whole subprocess (start-up and imports included); peak MiB the largest summed "
+         "resident memory of its process tree, sampled every 0.25 s. Scores are the product's report "
+         "against the training split, with the 20% holdout for TSTR and DCR.", ""]
+    for dataset, entry in res["datasets"].items():
+        L += [f"## {dataset}", "",
+              f"{entry['rows_train']:,} training rows, {entry['rows_holdout']:,} held out, "
+              f"{entry['columns']} modelled columns; CTGAN {entry['ctgan_epochs']} epochs.", ""]
+        L += table(entry) + [""]
+        for v in verdicts(entry):
+            status = {True: "reached", False: "**missed**", None: "n/a"}[v["reached"]]
+            L.append(f"- {v['measure']}: ours {_fmt(v['ours'], 3)} vs {v['reference']} "
+                     f"{_fmt(v['reference_value'], 3)}"
+                     + (f" (best CART order {_fmt(v['best_cart_order'], 3)})" if v["best_cart_order"] is not None else "")
+                     + f": {status}")
+        L.append("")
+    L += runs_footer(res)
+    return "\n".join(L) + "\n"
+
+
+def plots(res: dict, out: Path) -> list[str]:
+    """One PNG per measure: a panel per dataset, methods on the y axis, the random CART orders
+    as a strip of points with their median, ours marked."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = []
+    datasets = list(res["datasets"])
+    for key, heading, _ in COLUMNS:
+        fig, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 3.6), squeeze=False)
+        for ax, dataset in zip(axes[0], datasets):
+            methods = res["datasets"][dataset]["methods"]
+            names = [k for k in methods if not k.startswith("cart_order_")]
+            for y, name in enumerate(names):
+                v = methods[name].get(key)
+                if v is not None:
+                    ours = name.startswith("ours_")
+                    ax.plot(v, y, "D" if ours else "o", color="C3" if ours else "C0", ms=8 if ours else 6)
+            vals = [o[key] for o in _orders(methods) if o.get(key) is not None]
+            if vals:
+                y = len(names)
+                ax.plot(vals, np.full(len(vals), y) + np.linspace(-0.2, 0.2, len(vals)), ".", color="C7")
+                ax.plot([np.median(vals)], [y], "|", color="k", ms=14)
+                names = names + [f"cart, {len(vals)} orders"]
+            ax.set_yticks(range(len(names)), names)
+            ax.invert_yaxis()                                 # ours on top
+            ax.set_title(dataset)
+            ax.grid(axis="x", alpha=0.3)
+        fig.suptitle(heading)
+        fig.tight_layout()
+        path = out.parent / f"{out.name}-{key}.png"
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        files.append(path.name)
+    return files
+
+
+def peer_versions() -> list[str]:
+    got = subprocess.run([str(PEER_PYTHON), "-m", "pip", "freeze"], capture_output=True, text=True).stdout
+    keep = ("sdv==", "ctgan==", "copulas==", "rdt==", "python-synthpop==", "torch==", "pandas==",
+            "numpy==", "scikit-learn==")
+    return [line for line in got.splitlines() if line.lower().startswith(keep)]
+
+
+def main(argv=None) -> None:
+    args, out, pieces, max_wait = parse_arguments(
+        argv, __doc__.split("\n")[0], "peers", DATASETS,
+        "3 CART orders, CTGAN 30 steps, our sampler 400 sweeps")
+    if not PEER_PYTHON.exists():
+        sys.exit("no peer environment: run `bash benchmarks/peers/setup.sh` first")
+    cfg = QUICK if args.quick else FULL
+    res = {"quick": args.quick, "config": cfg, "machine": machine(), "peer_versions": peer_versions(),
+           "datasets": {}, "runs": {}}
+    res["machine"]["versions"]["matplotlib"] = version("matplotlib")
+    if args.only and out.with_suffix(".json").exists():
+        old = json.loads(out.with_suffix(".json").read_text())
+        if old.get("config") != cfg:
+            sys.exit(f"{out.with_suffix('.json')} was written with other settings; use --out")
+        res["datasets"] = {k: v for k, v in old["datasets"].items() if k not in pieces}
+        res["runs"] = {k: v for k, v in old.get("runs", {}).items() if k not in pieces}
+
+    def save():
+        order = {d: res["datasets"][d] for d in DATASETS if d in res["datasets"]}
+        res["datasets"] = order
+        res["verdicts"] = {d: verdicts(e) for d, e in order.items()}
+        out.with_suffix(".json").write_text(json.dumps(res, indent=1, default=float) + "\n")
+        out.with_suffix(".md").write_text(markdown(res))
+
+    for dataset in pieces:
+        wait = wait_until_quiet(max_wait) if max_wait > 0 else None
+        t0 = time.perf_counter()
+        run_dataset(dataset, cfg, res, save)
+        res["runs"][dataset] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                                "git_commit": res["machine"]["git_commit"],
+                                "seconds": time.perf_counter() - t0, "wait": wait}
+        save()
+    res["plots"] = plots(res, out)
+    save()
+    log(f"done -> {out.with_suffix('.json')}, {out.with_suffix('.md')}, {len(res['plots'])} plots")
+
+
+if __name__ == "__main__":
+    main()
