@@ -12,6 +12,8 @@ executor runs chains as parallel steps. Two blocking checks gate the release: th
 Expectations suite on ``synthetic_files`` and the release rules on ``release_decision``.
 """
 
+import contextlib
+import os
 import time
 
 import dagster as dg
@@ -26,6 +28,22 @@ from .metadata import (RISK_MEASURES, expectations_table, measures_table, number
                        withheld_details)
 
 FINGERPRINT_TAG = "mixsynth/fingerprint"
+
+
+@contextlib.contextmanager
+def chain_threads(chains: int):
+    """Give a chain step its share of the machine's cores for the sampler's numba threads, as
+    ``mixsynth.sampler.run_chains`` gives each chain process (``MIXSYNTH_CHAIN_THREADS``
+    overrides it, e.g. on executors that run each step on its own machine); yields the
+    count and restores the previous one."""
+    import numba
+    before = numba.get_num_threads()
+    threads = int(os.environ.get("MIXSYNTH_CHAIN_THREADS") or max(1, (os.cpu_count() or 1) // chains))
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield numba.get_num_threads()
+    finally:
+        numba.set_num_threads(before)
 
 
 def waves_partitions(survey: Survey) -> dg.DynamicPartitionsDefinition:
@@ -104,14 +122,14 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
             train = confidential.read_table(name, wave, "train.parquet")
             model = confidential.load_model(name, wave, "model-marginals.npz")
             started = time.monotonic()
-            with withheld_details(f"running chain {chain}"):
+            with withheld_details(f"running chain {chain}"), chain_threads(chains) as threads:
                 draws = model.run_chain(train, chain)
                 confidential.save_arrays(draws, name, wave, f"chain-{chain}.npz")
             seconds = time.monotonic() - started
             s = model.settings
             return dg.MaterializeResult(metadata={
                 "chain": chain, "sweeps": s.sweeps, "burn_in": s.burn_in, "thin": s.thin,
-                "kept_draws": s.kept, "seconds": round(seconds, 2),
+                "kept_draws": s.kept, "threads": threads, "seconds": round(seconds, 2),
                 "sweeps_per_second": round(s.sweeps / seconds, 1) if seconds > 0 else None})
         return copula_chain
 
