@@ -1,0 +1,106 @@
+"""The Dagster pipeline end to end, in process: every asset of a wave, the gate and publishing."""
+import json
+import stat
+
+import dagster as dg
+import numpy as np
+import pytest
+
+from pipeline_fixtures import land, small_table, survey_spec, write_survey
+
+WAVE = "2026-q1"
+
+
+@pytest.fixture
+def stores(tmp_path, monkeypatch):
+    """Stores and landing root in tmp_path, set through the environment as in production."""
+    for var, sub in (("MIXSYNTH_CONFIDENTIAL_DIR", "confidential"), ("MIXSYNTH_RELEASE_DIR", "release"),
+                     ("MIXSYNTH_LANDING_DIR", "landing")):
+        monkeypatch.setenv(var, str(tmp_path / sub))
+    return tmp_path
+
+
+def run_wave(folder, instance, selection=None):
+    from pipeline.definitions import build_definitions
+    defs = build_definitions(folder)
+    job = defs.resolve_job_def("tiny_wave")
+    return job.execute_in_process(partition_key=WAVE, instance=instance, raise_on_error=False,
+                                  asset_selection=selection)
+
+
+def metadata_text(result) -> str:
+    """Every metadata value of every materialization and check evaluation of a run, as text."""
+    values = [v.value for e in result.get_asset_materialization_events()
+              for v in e.materialization.metadata.values()]
+    values += [v.value for e in result.get_asset_check_evaluations() for v in e.metadata.values()]
+    return "\n".join(json.dumps(v, default=str) if isinstance(v, (dict, list)) else str(v) for v in values)
+
+
+def test_a_wave_materializes_to_a_published_release_and_a_failing_rule_keeps_it(stores):
+    real = small_table()
+    land(stores / "landing" / "tiny" / f"{WAVE}.csv", real)
+    folder = write_survey(stores / "surveys", survey_spec())
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("tiny_waves", [WAVE])
+
+    result = run_wave(folder, instance)
+    assert result.success
+    done = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    assert done == {f"tiny/{s}" for s in ("raw_table", "marginal_estimates", "copula_chain_0", "copula_chain_1",
+                                          "copula_posterior", "response_posterior", "synthetic_files",
+                                          "utility_report", "disclosure_report", "release_decision",
+                                          "published_release")}
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks == {"expectations": True, "release_rules": True}
+
+    release = stores / "release" / "tiny" / WAVE
+    assert sorted(str(p.relative_to(release)) for p in release.rglob("*") if p.is_file()) == [
+        "record.html", "record.json", "report/decision.json", "report/report.html", "report/report.json",
+        "report/summary.md", "synthetic.csv"]
+    record = json.loads((release / "record.json").read_text())
+    assert record["decision"] in ("release", "release with limitations")
+    assert [r["measure"] for r in record["rules"]] == ["mean_cio", "exact_copies"]
+    assert record["input"]["fingerprint"].startswith("sha256:") and record["seeds"]["mcmc"] == 3
+    assert record["convergence"]["chains"] == 2 and record["expectations"]["success"]
+    assert set(record["versions"]) >= {"mixsynth", "numpy", "great_expectations", "dagster"}
+
+    confidential = stores / "confidential" / "tiny"
+    assert stat.S_IMODE(confidential.stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in (confidential / WAVE).glob("*.*"))
+    assert not any((release.parent).glob(".*")), "no staging folder left behind"
+
+    # no real row, cell or number of the raw table appears in any metadata value
+    text = metadata_text(result)
+    for row in real.itertuples(index=False):
+        assert str(tuple(row)) not in text and ",".join(map(str, row)) not in text
+    for column in ("income", "score"):
+        assert not any(repr(float(x)) in text for x in real[column])
+
+    # a stricter spec rejects: the decision is recorded, nothing is published
+    before = {p: p.read_bytes() for p in release.rglob("*") if p.is_file()}
+    strict = write_survey(stores / "strict", survey_spec(rules=[{"measure": "mean_cio", "min": 1.01}]))
+    selection = [dg.AssetKey(["tiny", "release_decision"]), dg.AssetKey(["tiny", "published_release"])]
+    rejected = run_wave(strict, instance, selection)
+    assert not rejected.success
+    decision = [e for e in rejected.get_asset_materialization_events()]
+    assert [e.asset_key.path[-1] for e in decision] == ["release_decision"]
+    assert decision[0].materialization.metadata["decision"].value == "reject"
+    assert [e.passed for e in rejected.get_asset_check_evaluations()] == [False]
+    assert {p: p.read_bytes() for p in release.rglob("*") if p.is_file()} == before
+
+
+def test_same_seed_gives_the_same_synthetic_file(stores):
+    """Two materializations of one wave give byte-identical synthetic files."""
+    land(stores / "landing" / "tiny" / f"{WAVE}.csv", small_table())
+    folder = write_survey(stores / "surveys", survey_spec())
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("tiny_waves", [WAVE])
+    selection = [dg.AssetKey(["tiny", s]) for s in ("raw_table", "marginal_estimates", "copula_chain_0",
+                                                    "copula_chain_1", "copula_posterior",
+                                                    "response_posterior", "synthetic_files")]
+    candidate = stores / "confidential" / "tiny" / WAVE / "candidate" / "synthetic.csv"
+    files = []
+    for _ in range(2):
+        assert run_wave(folder, instance, selection).success
+        files.append(candidate.read_bytes())
+    assert files[0] == files[1]

@@ -1,0 +1,83 @@
+"""The landing sensor and the latest-wave schedule, evaluated directly."""
+import os
+
+import dagster as dg
+import pytest
+
+from mixsynth import InputError
+from mixsynth.survey import load_surveys
+from pipeline_fixtures import land, small_table, survey_spec, write_survey
+from resources import LandingArea
+
+
+@pytest.fixture
+def location(tmp_path, monkeypatch):
+    """Definitions of the tiny survey with its stores and landing root in tmp_path."""
+    from pipeline.definitions import build_definitions
+    for var, sub in (("MIXSYNTH_CONFIDENTIAL_DIR", "confidential"), ("MIXSYNTH_RELEASE_DIR", "release"),
+                     ("MIXSYNTH_LANDING_DIR", "landing")):
+        monkeypatch.setenv(var, str(tmp_path / sub))
+    return build_definitions(write_survey(tmp_path / "surveys", survey_spec())), tmp_path / "landing" / "tiny"
+
+
+def evaluate(defs, instance, cursor=None, root=None):
+    sensor = defs.resolve_sensor_def("tiny_landing")
+    context = dg.build_sensor_context(instance=instance, cursor=cursor,
+                                      resources={"landing": LandingArea(root=str(root))})
+    return sensor(context)
+
+
+def test_sensor_new_file_once_incomplete_never_bad_file_fails_its_run_only(location):
+    defs, folder = location
+    instance = dg.DagsterInstance.ephemeral()
+    land(folder / "2026-q1.csv", small_table())
+
+    first = evaluate(defs, instance, root=folder.parent)
+    assert [(r.partition_key, r.tags["mixsynth/trigger"]) for r in first.run_requests] == [("2026-q1", "landing")]
+    assert first.run_requests[0].run_key.startswith("tiny/2026-q1/")
+    assert [r.partition_keys for r in first.dynamic_partitions_requests] == [["2026-q1"]]
+    instance.add_dynamic_partitions("tiny_waves", ["2026-q1"])  # what the daemon does with the request
+
+    again = evaluate(defs, instance, first.cursor, folder.parent)
+    assert isinstance(again, dg.SkipReason)
+
+    land(folder / "2026-q2.csv", small_table(seed=6), age_seconds=0)      # still being written
+    (folder / "2026-q3.csv.part").write_text("a,b\n")                       # an upload in progress
+    assert isinstance(evaluate(defs, instance, first.cursor, folder.parent), dg.SkipReason)
+
+    land(folder / "2026-q1.csv", small_table(seed=7))                       # corrected under its name
+    corrected = evaluate(defs, instance, first.cursor, folder.parent)
+    assert [r.partition_key for r in corrected.run_requests] == ["2026-q1"]
+    assert corrected.run_requests[0].run_key != first.run_requests[0].run_key
+    assert corrected.dynamic_partitions_requests == []  # a known wave
+
+    land(folder / "2026-q4.csv", small_table().head(5))                     # too few rows
+    bad = evaluate(defs, instance, corrected.cursor, folder.parent)
+    assert [r.partition_key for r in bad.run_requests] == ["2026-q4"]
+    instance.add_dynamic_partitions("tiny_waves", ["2026-q4"])
+    run = defs.resolve_job_def("tiny_wave").execute_in_process(
+        partition_key="2026-q4", instance=instance, raise_on_error=False, tags=bad.run_requests[0].tags,
+        asset_selection=[dg.AssetKey(["tiny", "raw_table"])])
+    assert not run.success
+    message = run.get_step_failure_events()[0].step_failure_data.error.cause.message
+    assert "the table has 5 rows, fewer than the minimum of 20" in message
+    assert isinstance(evaluate(defs, instance, bad.cursor, folder.parent), dg.SkipReason)
+
+
+def test_schedule_resynthesizes_the_latest_wave_at_the_spec_cron(location):
+    defs, _ = location
+    schedule = defs.resolve_schedule_def("tiny_latest_wave")
+    assert schedule.cron_schedule == "15 4 * * *" and schedule.job_name == "tiny_wave"
+    with dg.instance_for_test() as instance:
+        assert isinstance(schedule(dg.build_schedule_context(instance=instance)), dg.SkipReason)
+        instance.add_dynamic_partitions("tiny_waves", ["2026-q1", "2026-q2"])
+        request = schedule(dg.build_schedule_context(instance=instance))
+    assert request.partition_key == "2026-q2"
+
+
+def test_survey_sections_are_checked(tmp_path):
+    spec = survey_spec()
+    spec["survey"]["cron"] = "0 3 * * *"
+    with pytest.raises(InputError, match="unknown key.*cron"):
+        load_surveys(write_survey(tmp_path, spec))
+    assert load_surveys(os.path.dirname(__file__) + "/../examples")[0].name == "ncbirths"
