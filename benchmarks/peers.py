@@ -15,6 +15,7 @@ columns the spec models (its excluded columns dropped) and the same number of ro
 import datetime as dt
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -45,7 +46,7 @@ COLUMNS = [  # (key in a method's scores, table heading, digits)
     ("pmse_ratio", "pMSE ratio", 2), ("dcr_share_below_holdout_q05", "DCR share < q05", 3),
     ("min_tstr_difference", "TSTR diff.", 3), ("max_outlier_r2", "outlier R²", 3),
     ("max_tvd", "max TVD", 3), ("max_ks", "max KS", 3),
-    ("wall_seconds", "wall s", 1), ("peak_mib", "peak MiB", 0),
+    ("wall_seconds", "wall s", 1), ("peak_mib", "peak MiB", 0), ("other_cores", "other load", 2),
 ]
 BETTER = {"mean_cio": max, "max_cramers_v_drop": min, "max_attribute_lift": min}
 
@@ -211,30 +212,89 @@ def verdicts(entry: dict) -> list[dict]:
     return out
 
 
-def markdown(res: dict) -> str:
-    m = res["machine"]
-    L = [f"# Peer benchmark{' (quick run)' if res['quick'] else ''}", "",
-         f"{m['date']} · {m['cpu_count']} CPUs ({m['cpu_model']}) · {m['platform']} · Python {m['python']} · "
-         f"mixsynth {m['versions']['mixsynth']} @ {(m['git_commit'] or '?')[:7]}"
-         f"{' + uncommitted changes in mixsynth/' if m['git_uncommitted_in_mixsynth'] else ''}", "",
-         "Peer versions: " + ", ".join(res["peer_versions"]) + ".", "",
-         f"Seeds: split {res['config']['split_seed']}, synthesis {res['config']['synth_seed']} (every method), "
-         f"report {res['config']['report_seed']}, CART visit orders from default_rng({res['config']['cart_order_seed']}).",
-         "Wall time is the whole subprocess (start-up and imports included); peak MiB the largest summed "
-         "resident memory of its process tree, sampled every 0.25 s. Scores are the product's report "
-         "against the training split, with the 20% holdout for TSTR and DCR.", ""]
+METHODS_TEXT = """\
+| method | what runs | environment |
+|---|---|---|
+| ours_rpl | `mixsynth synthesize` with the example spec (extended rank-probit copula, sparse factors, BART for the declared response), the spec's sampler settings | `.venv` |
+| ours_rl | the same with `--method rl` (the paper's rank-likelihood baseline) | `.venv` |
+| sdv_gaussian_copula | SDV `GaussianCopulaSynthesizer`, defaults; metadata detected, then column kinds set to the spec's (categorical, binary -> categorical; count, continuous -> numerical), no primary key | `.venv-peers` |
+| sdv_ctgan | SDV `CTGANSynthesizer`, defaults except epochs (below), same metadata | `.venv-peers` |
+| cart_port | python-synthpop's `CARTMethod` as its README runs it: impute missing cells, preprocess, CART with smoothing, proper, minibucket 5. The port fits each column on all the others and draws the predictors from bootstrapped real rows: it has no visit order | `.venv-peers` |
+| cart | synthpop's sequential CART (R `syn(method = "cart")` defaults: minbucket 5, no smoothing, not proper) on scikit-learn trees, in the file's column order (synthpop's default visit sequence) | `.venv-peers` |
+| cart, random orders | the same in random visit orders (the paper's Figure 4: utility depends on the order) | `.venv-peers` |
+| independent | every column resampled on its own from its empirical marginal | `.venv-peers` |
+"""
+
+
+def markdown(res: dict, out: Path, md_path: Path) -> str:
+    m, cfg = res["machine"], res["config"]
+    command = "nice -n 19 .venv/bin/python benchmarks/peers.py" + (" --quick" if res["quick"] else "")
+    seconds = sum(r.get("seconds", 0) for r in res["runs"].values())
+    L = [f"# Peer benchmark: mixsynth beside the synthesizers users would pick instead{' (quick run)' if res['quick'] else ''}", "",
+         "Issue 6, parts 1-3, on the three small real files. Every number is in "
+         f"`benchmarks/results/{out.name}.json`.", "",
+         "## Machine, versions, seeds, command", "",
+         f"- Machine: {m['cpu_count']} CPUs ({m['cpu_model']}), {m['platform']}, shared with other work "
+         "(the \"other load\" column: cores other processes kept busy during each run, of 2); run on "
+         f"{m['date']}.",
+         f"- Product: mixsynth {m['versions']['mixsynth']} @ {(m['git_commit'] or '?')[:7]}"
+         f"{' (with uncommitted changes in mixsynth/ by others at the time)' if m['git_uncommitted_in_mixsynth'] else ''}, "
+         f"Python {m['python']}, " + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if k != "mixsynth") + ".",
+         "- Peers (`.venv-peers`, from `benchmarks/peers/setup.sh`): " + ", ".join(res["peer_versions"]) + ".",
+         f"- Seeds: split {cfg['split_seed']} (80/20, `mixsynth split`), synthesis {cfg['synth_seed']} for every "
+         f"method, report {cfg['report_seed']}, CART visit orders `numpy.random.default_rng({cfg['cart_order_seed']})"
+         ".permutation`, one per order. SDV seeds numpy, random and torch before fitting, then samples from its own "
+         "fixed seed (73251), as for its users.",
+         f"- Command: `bash benchmarks/peers/setup.sh` once (about 3 minutes), then `{command}`: "
+         f"{seconds / 60:.0f} minutes here, waiting for a quieter machine included. "
+         "`--only DATASET` re-runs one file; `--render` rewrites this page and the plots from the JSON.",
+         "- Our sampler: " + ("the example specs' settings (ncbirths 10,000 sweeps, cps1988 4,000, nhefs 6,000; "
+                              "2 chains)." if not cfg["sweeps"] else f"reduced for the quick run: {cfg['sweeps']}."),
+         f"- CTGAN epochs: SDV's default 300, capped at {cfg['ctgan_max_steps']} optimizer steps (batch "
+         f"{cfg['ctgan_batch']}) because of CPU time" + (
+             ": 300 epochs on ncbirths took 6 minutes on this shared 2-core machine; the cap is what 300 "
+             "epochs are on the ~1,300-row files and binds on cps1988 only (epochs per file in its section)."
+             if not res["quick"] else " (quick run; epochs per file in its section)."),
+         "- Wall time is the whole subprocess (start-up and imports included); peak MiB is the largest "
+         "summed resident memory (VmRSS) of the subprocess and all its descendants, sampled every "
+         "0.25 s from /proc (our two chains are child processes; `getrusage` would give the largest "
+         "single child, not the sum).",
+         "- Scores: the product's report (`build_report`) of each synthetic file against the training "
+         "split, with the 20% holdout for TSTR and DCR; no synthesizer sees the holdout. Every method "
+         "gets the columns the spec models (its excluded columns dropped) and as many rows as the "
+         "training split. Full reports are in `out/peers/<dataset>/<method>.report.json` (not committed).",
+         "", "## Methods", "", METHODS_TEXT,
+         "## The issue's figures", "",
+         "Ours is `ours_rpl`. \"Best peer\" is the best of the peers run with their defaults "
+         "(sdv_gaussian_copula, sdv_ctgan, cart_port, cart in the default order, independent); the best "
+         "of the random CART orders is shown beside it.", "",
+         "| dataset | measure | ours | best peer | its value | best CART order | figure |", "|---|---|---|---|---|---|---|"]
+    for dataset in res["datasets"]:
+        for v in verdicts(res["datasets"][dataset]):
+            status = {True: "reached", False: "**missed**", None: "n/a"}[v["reached"]]
+            L.append(f"| {dataset} | {v['measure']} | {_fmt(v['ours'], 3)} | {v['reference']} | "
+                     f"{_fmt(v['reference_value'], 3)} | {_fmt(v['best_cart_order'], 3)} | {status} |")
+    L.append("")
+    discussion = HERE / "peers" / "discussion.md"
+    if discussion.exists() and not res["quick"]:
+        L += [discussion.read_text().rstrip(), ""]
     for dataset, entry in res["datasets"].items():
         L += [f"## {dataset}", "",
               f"{entry['rows_train']:,} training rows, {entry['rows_holdout']:,} held out, "
               f"{entry['columns']} modelled columns; CTGAN {entry['ctgan_epochs']} epochs.", ""]
         L += table(entry) + [""]
-        for v in verdicts(entry):
-            status = {True: "reached", False: "**missed**", None: "n/a"}[v["reached"]]
-            L.append(f"- {v['measure']}: ours {_fmt(v['ours'], 3)} vs {v['reference']} "
-                     f"{_fmt(v['reference_value'], 3)}"
-                     + (f" (best CART order {_fmt(v['best_cart_order'], 3)})" if v["best_cart_order"] is not None else "")
-                     + f": {status}")
-        L.append("")
+    if res.get("plots"):
+        L += ["## Plots", "", "One per measure; a panel per file; ours as red diamonds, the random CART "
+              "orders as grey points with their median as a black bar.", ""]
+        L += [f"![{p}]({os.path.relpath(out.parent / p, md_path.parent)})" for p in res["plots"]] + [""]
+    L += ["Columns: mean CIO = mean confidence-interval overlap of the declared regression (1 perfect); "
+          "max V drop = largest fall of Cramer's V over categorical pairs; exact copies = synthetic rows "
+          "equal to a training row; attr. lift = largest attribute-inference lift over the sensitive "
+          "columns; pMSE ratio = pMSE over its null (about 1 good); DCR share < q05 = share of synthetic "
+          "rows closer to a training row than 95% of holdout rows are (about 0.05 expected); TSTR diff. "
+          "= synthetic-trained minus real-trained score on the holdout; outlier R² = outlier attribute "
+          "disclosure (near 0 protective); max TVD / max KS = worst marginal; other load = cores used by "
+          "other processes during the run.", ""]
     L += runs_footer(res)
     return "\n".join(L) + "\n"
 
@@ -248,7 +308,7 @@ def plots(res: dict, out: Path) -> list[str]:
 
     files = []
     datasets = list(res["datasets"])
-    for key, heading, _ in COLUMNS:
+    for key, heading, _ in COLUMNS[:-1]:                  # every column but the other load
         fig, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 3.6), squeeze=False)
         for ax, dataset in zip(axes[0], datasets):
             methods = res["datasets"][dataset]["methods"]
@@ -285,9 +345,17 @@ def peer_versions() -> list[str]:
 
 
 def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    render = "--render" in argv                  # tables, verdicts and plots from the JSON alone
     args, out, pieces, max_wait = parse_arguments(
-        argv, __doc__.split("\n")[0], "peers", DATASETS,
+        [a for a in argv if a != "--render"], __doc__.split("\n")[0], "peers", DATASETS,
         "3 CART orders, CTGAN 30 steps, our sampler 400 sweeps")
+    md_path = HERE / "RESULTS.md" if out == HERE / "results" / "peers" else out.with_suffix(".md")
+    if render:
+        res = json.loads(out.with_suffix(".json").read_text())
+        res["plots"] = plots(res, out)
+        md_path.write_text(markdown(res, out, md_path))
+        return
     if not PEER_PYTHON.exists():
         sys.exit("no peer environment: run `bash benchmarks/peers/setup.sh` first")
     cfg = QUICK if args.quick else FULL
@@ -306,7 +374,7 @@ def main(argv=None) -> None:
         res["datasets"] = order
         res["verdicts"] = {d: verdicts(e) for d, e in order.items()}
         out.with_suffix(".json").write_text(json.dumps(res, indent=1, default=float) + "\n")
-        out.with_suffix(".md").write_text(markdown(res))
+        md_path.write_text(markdown(res, out, md_path))
 
     for dataset in pieces:
         wait = wait_until_quiet(max_wait) if max_wait > 0 else None
@@ -318,7 +386,7 @@ def main(argv=None) -> None:
         save()
     res["plots"] = plots(res, out)
     save()
-    log(f"done -> {out.with_suffix('.json')}, {out.with_suffix('.md')}, {len(res['plots'])} plots")
+    log(f"done -> {out.with_suffix('.json')}, {md_path}, {len(res['plots'])} plots")
 
 
 if __name__ == "__main__":
