@@ -19,6 +19,10 @@ from resources import ConfidentialStore, LandingArea, ReleaseStore, project_fold
 from .triggers import landing_sensor, latest_wave_schedule
 
 HEAVY_TAG = {"mixsynth/heavy": "true"}
+# Step processes fork from a server that has imported the code location once (dagster, the
+# core, arviz: 8 s or more a process otherwise); chains still run side by side.
+EXECUTOR = dg.multiprocess_executor.configured(
+    {"start_method": {"forkserver": {"preload_modules": ["pipeline.definitions"]}}})
 
 
 def surveys_folder():
@@ -44,12 +48,12 @@ def survey_definitions(survey: Survey) -> dg.Definitions:
 
 def build_definitions(folder=None) -> dg.Definitions:
     """Definitions for every survey in ``folder`` (default ``surveys_folder()``), with the
-    stores from the environment and the multiprocess executor."""
+    stores from the environment and the multiprocess executor (forkserver start)."""
     surveys = load_surveys(folder or surveys_folder())
     resources = {"confidential": ConfidentialStore.from_env(), "release": ReleaseStore.from_env(),
                  "landing": LandingArea.from_env()}
     return dg.Definitions.merge(*(survey_definitions(s) for s in surveys),
-                                dg.Definitions(resources=resources, executor=dg.multiprocess_executor))
+                                dg.Definitions(resources=resources, executor=EXECUTOR))
 
 
 defs = build_definitions()

@@ -32,7 +32,8 @@ def main(argv=None) -> int:
     if not instance.has_dynamic_partition(partitions, args.wave):
         instance.add_dynamic_partitions(partitions, [args.wave])
     job = dg.build_reconstructable_job("pipeline.run", "survey_job", reconstructable_args=(args.survey,))
-    with dg.execute_job(job, instance, tags={"dagster/partition": args.wave}) as result:
+    quiet = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+    with dg.execute_job(job, instance, run_config=quiet, tags={"dagster/partition": args.wave}) as result:
         run_id, success = result.run_id, result.success
     release = ReleaseStore.from_env().folder(args.survey, args.wave)
     if success:
