@@ -18,6 +18,14 @@ _STEPS_PER_BANDWIDTH = 32  # lattice step of the smoothed CDF, in bandwidths (ca
 _MAX_LATTICE = 2 ** 21
 _KERNEL_REACH = 8.0        # kernels are evaluated within 8 bandwidths; beyond, Phi is 0 or 1
 _TAIL = 4.0                # continuous support: [min - 4h, max + 4h], clipped to the bounds
+LOG_SKEWNESS = 1.0         # positive continuous columns more right-skewed than this smooth on log(y)
+
+
+def _skewness(x: np.ndarray) -> float:
+    """Sample skewness (biased moment estimator) of (n,) values; 0 without spread."""
+    d = x - x.mean()
+    sd = np.sqrt((d * d).mean())
+    return float((d ** 3).mean() / sd ** 3) if sd > 0 else 0.0
 
 
 def _finite_1d(values, what: str) -> np.ndarray:
@@ -75,6 +83,11 @@ class SmoothedMarginal:
     continuous support is [min - 4h, max + 4h] clipped to the bounds, so draws stay inside
     them. With fewer than 2 distinct non-atom values every value is an atom.
 
+    With `scale="log"` (positive values only) the kernel smooths log(y), so the smoothing is
+    relative: a right-skewed column such as a wage keeps its lower tail near its smallest
+    values instead of spreading mass from a bandwidth set by the heavy upper tail down to
+    the lower bound. `bandwidth` is then in log units.
+
     The smoothed CDF is computed on a lattice of step h/32 (at most 2^21 nodes, coarser for
     extremely heavy tails) by linear binning and convolution, then thinned to a grid whose
     cells each hold < 1/4096 of the mass or are one lattice step wide; `ppf` and `cdf`
@@ -85,9 +98,15 @@ class SmoothedMarginal:
     mixture CDF table (each atom appears twice: left limit, then value).
     """
 
-    def __init__(self, values, lower=None, upper=None, atom_share=0.05, bandwidth=None):
-        """`values`: (n,) finite observed numbers; `lower`/`upper`: support bounds or None."""
+    def __init__(self, values, lower=None, upper=None, atom_share=0.05, bandwidth=None, scale="linear"):
+        """`values`: (n,) finite observed numbers; `lower`/`upper`: support bounds or None;
+        `scale`: "linear" or "log" (the scale the kernel smooths on)."""
         x = _finite_1d(values, "SmoothedMarginal")
+        if scale not in ("linear", "log"):
+            raise ValueError("SmoothedMarginal: scale must be 'linear' or 'log'")
+        if scale == "log" and (np.any(x <= 0) or (upper is not None and upper <= 0)):
+            raise ValueError("SmoothedMarginal: scale 'log' needs positive values")
+        self.scale = scale
         self.lower = -np.inf if lower is None else float(lower)
         self.upper = np.inf if upper is None else float(upper)
         if np.any(x < self.lower) or np.any(x > self.upper):
@@ -107,7 +126,13 @@ class SmoothedMarginal:
         self.atom_probs_ = counts[is_atom] / self.n_
         self.continuous_weight_ = rest.size / self.n_
 
-        if rest.size:
+        if rest.size and scale == "log":
+            logs = np.log(rest)
+            self.bandwidth_ = float(bandwidth) if bandwidth is not None else _silverman(logs)
+            grid_y, grid_g = _smoothed_cdf_grid(logs, self.bandwidth_, _log_bound(self.lower),
+                                                _log_bound(self.upper))
+            grid_y = np.exp(grid_y)
+        elif rest.size:
             self.bandwidth_ = float(bandwidth) if bandwidth is not None else _silverman(rest)
             grid_y, grid_g = _smoothed_cdf_grid(rest, self.bandwidth_, self.lower, self.upper)
         else:
@@ -143,11 +168,16 @@ class SmoothedMarginal:
         meta = {"kind": "smoothed", "n": self.n_,
                 "lower": None if np.isinf(self.lower) else self.lower,
                 "upper": None if np.isinf(self.upper) else self.upper,
-                "atom_share": self.atom_share, "bandwidth": self.bandwidth_,
+                "atom_share": self.atom_share, "bandwidth": self.bandwidth_, "scale": self.scale,
                 "continuous_weight": float(self.continuous_weight_)}
         arrays = {"atoms": self.atoms_.copy(), "atom_probs": self.atom_probs_.copy(),
                   "grid_y": self.grid_y_.copy(), "grid_cdf": self.grid_cdf_.copy()}
         return meta, arrays
+
+
+def _log_bound(b: float) -> float:
+    """A support bound on the log scale (a bound at or below 0 bounds nothing there)."""
+    return np.log(b) if b > 0 else -np.inf
 
 
 def _silverman(x: np.ndarray) -> float:
@@ -228,6 +258,7 @@ def marginal_from_state(meta: dict, arrays: dict[str, np.ndarray]) -> EmpiricalM
         marginal.lower = -np.inf if meta["lower"] is None else float(meta["lower"])
         marginal.upper = np.inf if meta["upper"] is None else float(meta["upper"])
         marginal.atom_share = float(meta["atom_share"])
+        marginal.scale = meta.get("scale", "linear")
         marginal.n_ = int(meta["n"])
         marginal.bandwidth_ = meta["bandwidth"]
         marginal.continuous_weight_ = float(meta["continuous_weight"])
@@ -242,11 +273,14 @@ def marginal_from_state(meta: dict, arrays: dict[str, np.ndarray]) -> EmpiricalM
 def fit_marginal(values, kind: str, lower=None, upper=None) -> EmpiricalMarginal | SmoothedMarginal:
     """Fit the marginal of one column: (n,) values, NaN = missing and dropped.
 
-    kind "continuous" -> SmoothedMarginal(values, lower, upper); any other kind (binary,
-    ordinal, count) -> EmpiricalMarginal (bounds ignored).
+    kind "continuous" -> SmoothedMarginal(values, lower, upper), smoothing on the log scale
+    when every value is positive and the column is right-skewed (sample skewness above
+    LOG_SKEWNESS), e.g. incomes and wages; any other kind (binary, ordinal, count) ->
+    EmpiricalMarginal (bounds ignored).
     """
     x = np.asarray(values, dtype=float).ravel()
     x = x[~np.isnan(x)]
     if kind == "continuous":
-        return SmoothedMarginal(x, lower=lower, upper=upper)
+        skewed = x.size > 2 and np.all(x > 0) and _skewness(x) > LOG_SKEWNESS
+        return SmoothedMarginal(x, lower=lower, upper=upper, scale="log" if skewed else "linear")
     return EmpiricalMarginal(x)

@@ -70,6 +70,30 @@ def test_smoothed_lognormal_matches_sample_with_new_nonnegative_values():
     assert m.atoms_.size == 0 and m.continuous_weight_ == 1.0
 
 
+def test_log_scale_keeps_a_skewed_lower_tail_where_the_data_are():
+    """A wage-like column (heavy right tail, smallest value 50): smoothing with one bandwidth
+    set by the whole spread sends mass down to the bound at 0, which log(wage) magnifies;
+    smoothing log(y) keeps the lower tail near the smallest values and the mean log."""
+    rng = _rng(3)
+    x = 50.0 + rng.lognormal(6.0, 0.9, 5000)
+    u = rng.uniform(size=50_000)
+    linear, log = SmoothedMarginal(x, lower=0.0), SmoothedMarginal(x, lower=0.0, scale="log")
+    assert np.quantile(linear.ppf(u), 0.001) < 0.5 * x.min()           # the failure, measured
+    y = log.ppf(u)
+    assert np.quantile(y, 0.001) > 0.9 * x.min() and y.min() > 0
+    assert abs(np.log(y).var() - np.log(x).var()) < 0.05 * np.log(x).var()
+    assert stats.ks_2samp(y, x).statistic < 0.03
+    with pytest.raises(ValueError, match="positive"):
+        SmoothedMarginal(np.r_[x, 0.0], scale="log")
+
+
+def test_fit_marginal_smooths_positive_right_skewed_columns_on_the_log_scale():
+    rng = _rng(4)
+    assert fit_marginal(rng.lognormal(0.0, 1.0, 500), "continuous", lower=0.0).scale == "log"
+    assert fit_marginal(rng.normal(10.0, 1.0, 500), "continuous").scale == "linear"
+    assert fit_marginal(rng.lognormal(0.0, 1.0, 500) - 0.5, "continuous").scale == "linear"
+
+
 def test_smoothing_fills_the_gaps_between_repeated_values():
     # integer data, each value under the atom share: draws must spread across the gaps
     rng = _rng(3)
@@ -190,6 +214,7 @@ def test_values_outside_bounds_are_rejected():
     lambda x: SmoothedMarginal(x, lower=0.0),
     lambda x: SmoothedMarginal(np.where(x < 1.0, 0.0, x), lower=0.0, upper=100.0),
     lambda x: SmoothedMarginal(np.concatenate([np.zeros(99), [5.0]])),
+    lambda x: SmoothedMarginal(x, lower=0.0, scale="log"),
 ])
 def test_state_round_trip_gives_identical_outputs(build):
     rng = _rng(11)
