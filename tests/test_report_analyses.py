@@ -7,6 +7,7 @@ import pytest
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
+from mixsynth.tableio import InputError
 from mixsynth.report.analyses import (ci_overlap, combine, group_statistic, pmse, regression,
                                       regression_combined, std_sq_diff, tstr)
 
@@ -127,6 +128,16 @@ def test_group_only_in_one_file():
     assert f["synthetic"] is None and f["n_synthetic"] == 0 and f["within_error"] is None
     assert x["real"] is None and x["se_real"] is None and x["n_synthetic"] == 2
     _json(res)
+
+
+def test_rate_of_a_text_column_counts_the_named_level():
+    real = pd.DataFrame({"pt": ["yes", "no", "no", "no"], "g": [1, 1, 2, 2]})
+    syn = pd.DataFrame({"pt": ["yes", "yes", "no", None], "g": [1, 1, 2, 2]})
+    one, two = group_statistic(real, syn, "rate", "pt", by="g", level="yes", min_cell=1)
+    assert (one["real"], one["synthetic"], two["real"], two["synthetic"]) == (0.5, 1.0, 0.0, 0.0)
+    assert two["n_synthetic"] == 1                      # the missing value is dropped
+    with pytest.raises(InputError, match="'pt'.*level: yes"):
+        group_statistic(real, syn, "rate", "pt")
 
 
 def test_group_with_few_real_rows_shows_no_real_estimate():

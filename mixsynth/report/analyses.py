@@ -14,6 +14,8 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, r2_score
 
+from ..tableio import InputError
+
 BOOTSTRAP_RESAMPLES = 200
 BOOTSTRAP_SEED = 0
 Z95 = float(stats.norm.ppf(0.975))
@@ -79,27 +81,32 @@ def _standard_error(stat: str, x: np.ndarray, w, q: float):
     return float(np.std(boot, ddof=1))
 
 
-def _values(df: pd.DataFrame, stat: str, column: str, weight):
-    """Non-missing values of ``column`` (as floats) and their weights."""
+def _values(df: pd.DataFrame, stat: str, column: str, weight, level=None):
+    """Non-missing values of ``column`` (as floats; for a rate with ``level``, 1.0 where the
+    value equals the level) and their weights."""
     cols = [column] + ([weight] if weight else [])
     d = df[cols].dropna()
     x = d[column]
-    if stat == "rate":
+    if stat == "rate" and level is not None:
+        x = (x.astype(str) == str(level)) if not pd.api.types.is_numeric_dtype(x) else (x == level)
+    elif stat == "rate":
         x = x.astype(bool) if x.dtype == bool or str(x.dtype) == "boolean" else x
-        if not set(pd.unique(x.astype(float))) <= {0.0, 1.0}:
-            raise ValueError(f"rate needs a 0/1 or boolean column; {column!r} is not")
+        if not pd.api.types.is_numeric_dtype(x) or not set(pd.unique(x.astype(float))) <= {0.0, 1.0}:
+            raise InputError(f"group statistic: a rate of '{column}' needs a 0/1 or boolean column; "
+                             f"for another column name the level counted, e.g. level: yes")
     x = x.astype(float).to_numpy()
     w = d[weight].astype(float).to_numpy() if weight else None
     return x, w
 
 
 def group_statistic(real: pd.DataFrame, syn: pd.DataFrame, stat: str, column: str, by=None,
-                    where=None, weight=None, q: float = 0.5, min_cell: int = 10) -> list:
+                    where=None, weight=None, q: float = 0.5, min_cell: int = 10, level=None) -> list:
     """A user statistic per group in both files, with the real file's sampling error.
 
     stat: "rate" (mean of a 0/1 or boolean column), "mean", "median" or "quantile" (at q).
     where: pandas query string applied to both tables; by: a column or list of columns;
-    weight: survey-weight column (weighted estimates; s.e. with the effective sample size).
+    weight: survey-weight column (weighted estimates; s.e. with the effective sample size);
+    level: for a rate of a column that is not 0/1, the value counted (the share equal to it).
     The s.e. is s/sqrt(n) for a mean, sqrt(p(1-p)/n) for a rate, and a bootstrap s.e.
     (200 resamples, fixed seed) for a median or quantile. Rows missing the column (or the
     weight) are dropped. Each entry: group, real, synthetic, difference (syn - real),
@@ -119,7 +126,7 @@ def group_statistic(real: pd.DataFrame, syn: pd.DataFrame, stat: str, column: st
         row = {"group": dict(zip(by, key)), "stat": stat, "column": column}
         if stat == "quantile":
             row["q"] = float(q)
-        res = [_values(g[key], stat, column, weight) if key in g else (np.array([]), None)
+        res = [_values(g[key], stat, column, weight, level) if key in g else (np.array([]), None)
                for g in groups]
         (xr, wr), (xs, ws) = res
         real_v = _point(stat, xr, wr, q) if len(xr) else None
@@ -216,12 +223,21 @@ def _term(fit, t):
 
 
 def regression(real: pd.DataFrame, syn: pd.DataFrame, formula: str, family: str = "ols",
-               standardize: bool = True) -> dict:
+               standardize: bool = True, bayesian: dict | None = None) -> dict:
     """Fit a statsmodels formula ("ols" or "logit") to both files and compare coefficients:
     95% intervals, std. squared difference, CIO (Karr et al. 2006), sign agreement, and
     their averages. Numeric non-binary predictors are standardized within each table.
-    Terms present in one file only are listed with None and counted in missing_terms."""
-    fr, fs = _fit(real, formula, family, standardize), _fit(syn, formula, family, standardize)
+    Terms present in one file only are listed with None and counted in missing_terms.
+
+    With ``bayesian`` (keyword arguments of horseshoe.fit_horseshoe: draws, tune, chains,
+    seed), the fits are the paper's horseshoe regressions and the intervals 95% credible
+    intervals (posterior sd in place of the standard error)."""
+    if bayesian is None:
+        fr, fs = _fit(real, formula, family, standardize), _fit(syn, formula, family, standardize)
+    else:
+        from .horseshoe import fit_horseshoe
+        fr, fs = (fit_horseshoe(_prepare(d, formula, standardize), formula, family, **bayesian)
+                  for d in (real, syn))
     names = list(fr["b"].index) + [t for t in fs["b"].index if t not in fr["b"].index]
     terms = [_compare_term(t, _term(fr, t), _term(fs, t)) for t in names]
     return {"formula": formula, "family": family, "standardized": standardize,

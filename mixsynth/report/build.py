@@ -9,7 +9,9 @@ What is computed on which file: marginals, associations, crosstabs, group statis
 pMSE, DCR, attribute inference and outlier disclosure use the first synthetic file; declared
 regressions are fitted to the first file ("single") and, when there are m > 1 files, also
 combined over all of them ("combined", the fully synthetic combining rules of Raghunathan,
-Reiter and Rubin 2003); exact copies are counted in every file. The holdout is real rows
+Reiter and Rubin 2003) and, when the entry asks for it, as the paper's Bayesian horseshoe
+regression on the first file ("horseshoe", credible intervals); exact copies are counted in
+every file. The holdout is real rows
 kept out of synthesis: TSTR (train on ``real`` or on the synthetic file, test on the holdout)
 and the distance to closest record need it and are None, with a line in ``notes``, without it;
 attribute inference then runs without its holdout reference.
@@ -20,9 +22,12 @@ The spec's ``report:`` section (``spec.extra["report"]``; every key optional)::
       crosstabs: [[sex, employed]]            # categorical pairs, cell shares side by side
       group_statistics:                        # analyses.group_statistic arguments
         - {stat: rate, column: employed, by: sex, where: "age >= 15 and age <= 64", weight: w}
+        - {stat: rate, column: status, level: unemployed}   # share of one level of a text column
         - {stat: quantile, column: wage, by: [sex, region], q: 0.9}
       regressions:                             # statsmodels formulas; family ols (default) or logit
-        - {formula: "np.log(wage) ~ education + experience", family: ols, standardize: true}
+        - {formula: "np.log(wage) ~ education + experience", family: ols, standardize: true,
+           bayesian: {draws: 1000, tune: 1000}}  # optional: the paper's horseshoe regression
+                                                  # too (PyMC, the 'bayes' extra)
       tstr:                                    # needs a holdout; task regression (default) or
         - {target: wage, task: regression}     # classification; features default to every
                                                # other spec column
@@ -70,8 +75,9 @@ HEADLINE_MEASURES = {
 }
 
 _REPORT_KEYS = ("crosstabs", "group_statistics", "regressions", "tstr", "outliers", "drop_flag", "min_cell")
-_GROUP_KEYS = ("stat", "column", "by", "where", "weight", "q")
-_REGRESSION_KEYS = ("formula", "family", "standardize")
+_GROUP_KEYS = ("stat", "column", "by", "where", "weight", "q", "level")
+_REGRESSION_KEYS = ("formula", "family", "standardize", "bayesian")
+_BAYES_KEYS = ("draws", "tune", "chains")
 _TSTR_KEYS = ("target", "task", "features")
 _OUTLIER_KEYS = ("public", "sensitive", "k")
 
@@ -112,7 +118,10 @@ def _build_report(real, syns, spec, holdout, seed) -> dict:
         single = analyses.regression(real, syn, r["formula"], r["family"], r["standardize"])
         combined = (analyses.regression_combined(real, syns, r["formula"], r["family"], r["standardize"])
                     if len(syns) > 1 else None)
-        regressions.append({**r, "single": single, "combined": combined})
+        bayes = (analyses.regression(real, syn, r["formula"], r["family"], r["standardize"],
+                                     bayesian={**r["bayesian"], "seed": seed})
+                 if r["bayesian"] is not None else None)
+        regressions.append({**r, "single": single, "combined": combined, "horseshoe": bayes})
 
     if holdout is None:
         tstr = None
@@ -197,15 +206,26 @@ def report_section(spec: TableSpec) -> dict:
             raise InputError(f"report.group_statistics[{i}]: weight column '{weight}' is not a modelled column")
         groups.append({"stat": g["stat"], "column": column(g["column"], f"group_statistics[{i}]"),
                        "by": [column(b, f"group_statistics[{i}].by") for b in by] or None,
-                       "where": g.get("where"), "weight": weight, "q": float(g.get("q", 0.5))})
+                       "where": g.get("where"), "weight": weight, "q": float(g.get("q", 0.5)),
+                       "level": g.get("level")})
 
     regressions = []
     for i, r in enumerate(entries("regressions", ("formula",), _REGRESSION_KEYS)):
         family = r.get("family", "ols")
         if family not in ("ols", "logit"):
             raise InputError(f"report.regressions[{i}]: unknown family '{family}'; use ols or logit")
+        bayes = r.get("bayesian")
+        if bayes is True:
+            bayes = {}
+        elif bayes is False:
+            bayes = None
+        if bayes is not None:
+            if not isinstance(bayes, dict) or set(bayes) - set(_BAYES_KEYS) or not all(
+                    isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in bayes.values()):
+                raise InputError(f"report.regressions[{i}].bayesian: give true or a mapping of "
+                                 f"positive whole numbers with keys among {list(_BAYES_KEYS)}")
         regressions.append({"formula": str(r["formula"]), "family": family,
-                            "standardize": bool(r.get("standardize", True))})
+                            "standardize": bool(r.get("standardize", True)), "bayesian": bayes})
 
     tstr = []
     for i, t in enumerate(entries("tstr", ("target",), _TSTR_KEYS)):

@@ -171,18 +171,25 @@ def _targets(report: dict) -> str:
 
 
 def _regression(r: dict) -> str:
-    fit = r["combined"] or r["single"]
     which = ("combined over the synthetic files with the fully synthetic combining rules of "
              "Raghunathan, Reiter and Rubin (2003)" if r["combined"] else "first synthetic file")
     out = [f"<h3>Regression ({_e(r['family'])}): <code>{_e(r['formula'])}</code></h3>",
-           _p(f"Estimates from the {which}; numeric predictors "
-              f"{'standardized within each file' if r['standardize'] else 'on their own scale'}. "
-              f"Mean confidence-interval overlap {_num(fit['mean_cio'])} (1 is identical intervals; "
-              f"about 0.7-0.8 is what a second sample of the real population gives), mean standardized "
-              f"squared difference {_num(fit['mean_std_sq_diff'])}, sign agreement "
-              f"{_num(fit['sign_agreement'])} over {fit['n_terms']} coefficients.")]
+           _p(f"Numeric predictors {'standardized within each file' if r['standardize'] else 'on their own scale'}. "
+              f"Interval overlap: 1 is identical intervals; about 0.7-0.8 is what a second sample "
+              f"of the real population gives."),
+           _fit_comparison(r["combined"] or r["single"], f"Estimates from the {which}, 95% confidence intervals")]
+    if r.get("horseshoe"):
+        out.append(_fit_comparison(r["horseshoe"], "The paper's Bayesian version (horseshoe prior on the "
+                                                   "slopes, PyMC), first synthetic file, 95% credible intervals"))
+    return "".join(out)
+
+
+def _fit_comparison(fit: dict, title: str) -> str:
+    out = [_p(f"{title}: mean interval overlap {_num(fit['mean_cio'])}, mean standardized squared "
+              f"difference {_num(fit['mean_std_sq_diff'])}, sign agreement {_num(fit['sign_agreement'])} "
+              f"over {fit['n_terms']} coefficients.")]
     terms = fit["terms"]
-    out.append(_table(["term", "real", "real 95% CI", "synthetic", "synthetic 95% CI", "overlap",
+    out.append(_table(["term", "real", "real 95% interval", "synthetic", "synthetic 95% interval", "overlap",
                        "std. sq. diff.", "same sign"],
                       [[_e(t["term"]), _num(t["real"]), _ci(t["real_lower"], t["real_upper"]),
                         _num(t["synthetic"]), _ci(t["synthetic_lower"], t["synthetic_upper"]),
