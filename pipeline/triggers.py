@@ -7,7 +7,7 @@ import dagster as dg
 from mixsynth.landing import run_key, scan
 from mixsynth.survey import Survey
 from assets.survey import FINGERPRINT_TAG
-from resources import LandingArea
+from resources import ConfidentialStore, LandingArea
 
 
 def latest_wave_schedule(survey: Survey, job, partitions: dg.DynamicPartitionsDefinition):
@@ -26,11 +26,12 @@ def latest_wave_schedule(survey: Survey, job, partitions: dg.DynamicPartitionsDe
 def landing_sensor(survey: Survey, job, partitions: dg.DynamicPartitionsDefinition):
     """Watch the survey's landing folder: each new complete file (``mixsynth.landing`` rule)
     becomes a wave partition and one run, keyed by its content digest. The cursor maps file
-    names to the digest last requested, so a file seen again starts nothing."""
+    names to the digest last requested, so a file seen again starts nothing; nor does a file
+    whose content is already the wave's raw table (a run started by hand, e.g. ``make demo``)."""
     @dg.sensor(name=f"{survey.name}_landing", job=job, minimum_interval_seconds=30,
                default_status=dg.DefaultSensorStatus.RUNNING,
                description=f"Starts a run for each new complete file in the {survey.name} landing folder.")
-    def sensor(context: dg.SensorEvaluationContext, landing: LandingArea):
+    def sensor(context: dg.SensorEvaluationContext, landing: LandingArea, confidential: ConfidentialStore):
         seen = json.loads(context.cursor) if context.cursor else {}
         folder = survey.landing_folder(landing.path())
         try:
@@ -39,9 +40,12 @@ def landing_sensor(survey: Survey, job, partitions: dg.DynamicPartitionsDefiniti
             return dg.SkipReason(f"cannot list '{folder}' ({exc.strerror or type(exc).__name__}); check it")
         for file_name, reason in skipped:
             context.log.info(f"{file_name}: {reason}")
-        new = [f for f in ready if seen.get(f.path.name) != f.digest]
+        fresh = [f for f in ready if seen.get(f.path.name) != f.digest]
+        new = [f for f in fresh if confidential.fingerprint(survey.name, f.wave) != f.digest]
+        seen.update({f.path.name: f.digest for f in fresh})
         if not new:
-            return dg.SkipReason(f"no new complete file in '{folder}'")
+            return dg.SensorResult(skip_reason=f"no new complete file in '{folder}'",
+                                   cursor=json.dumps(seen, sort_keys=True))
         known = set(context.instance.get_dynamic_partitions(partitions.name))
         added = sorted({f.wave for f in new} - known)
         return dg.SensorResult(
@@ -49,5 +53,5 @@ def landing_sensor(survey: Survey, job, partitions: dg.DynamicPartitionsDefiniti
                                         tags={FINGERPRINT_TAG: f.digest, "mixsynth/trigger": "landing"})
                           for f in new],
             dynamic_partitions_requests=[partitions.build_add_request(added)] if added else [],
-            cursor=json.dumps({**seen, **{f.path.name: f.digest for f in new}}, sort_keys=True))
+            cursor=json.dumps(seen, sort_keys=True))
     return sensor

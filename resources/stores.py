@@ -107,6 +107,11 @@ class ConfidentialStore(dg.ConfigurableResource):
     def read_json(self, survey: str, wave: str, name: str) -> dict:
         return json.loads(self._existing(survey, wave, name).read_text(encoding="utf-8"))
 
+    def fingerprint(self, survey: str, wave: str) -> str | None:
+        """The digest of the landing file the wave's raw table was last made from (None: none yet)."""
+        path = _root(self.root) / survey / wave / "input.json"
+        return json.loads(path.read_text(encoding="utf-8"))["fingerprint"] if path.is_file() else None
+
     def _existing(self, survey: str, wave: str, name: str) -> Path:
         path = _root(self.root) / survey / wave / name
         if not path.exists():

@@ -5,9 +5,10 @@ import dagster as dg
 import pytest
 
 from mixsynth import InputError
+from mixsynth.landing import file_digest
 from mixsynth.survey import load_surveys
 from pipeline_fixtures import land, small_table, survey_spec, write_survey
-from resources import LandingArea
+from resources import ConfidentialStore, LandingArea
 
 
 @pytest.fixture
@@ -22,9 +23,14 @@ def location(tmp_path, monkeypatch):
 
 def evaluate(defs, instance, cursor=None, root=None):
     sensor = defs.resolve_sensor_def("tiny_landing")
-    context = dg.build_sensor_context(instance=instance, cursor=cursor,
-                                      resources={"landing": LandingArea(root=str(root))})
+    resources = {"landing": LandingArea(root=str(root / "landing")),
+                 "confidential": ConfidentialStore(root=str(root / "confidential"))}
+    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources)
     return sensor(context)
+
+
+def requested(result) -> list:
+    return list(result.run_requests or [])
 
 
 def test_sensor_new_file_once_incomplete_never_bad_file_fails_its_run_only(location):
@@ -32,27 +38,27 @@ def test_sensor_new_file_once_incomplete_never_bad_file_fails_its_run_only(locat
     instance = dg.DagsterInstance.ephemeral()
     land(folder / "2026-q1.csv", small_table())
 
-    first = evaluate(defs, instance, root=folder.parent)
+    first = evaluate(defs, instance, root=folder.parent.parent)
     assert [(r.partition_key, r.tags["mixsynth/trigger"]) for r in first.run_requests] == [("2026-q1", "landing")]
     assert first.run_requests[0].run_key.startswith("tiny/2026-q1/")
     assert [r.partition_keys for r in first.dynamic_partitions_requests] == [["2026-q1"]]
     instance.add_dynamic_partitions("tiny_waves", ["2026-q1"])  # what the daemon does with the request
 
-    again = evaluate(defs, instance, first.cursor, folder.parent)
-    assert isinstance(again, dg.SkipReason)
+    again = evaluate(defs, instance, first.cursor, folder.parent.parent)
+    assert requested(again) == [] and again.cursor == first.cursor
 
     land(folder / "2026-q2.csv", small_table(seed=6), age_seconds=0)      # still being written
     (folder / "2026-q3.csv.part").write_text("a,b\n")                       # an upload in progress
-    assert isinstance(evaluate(defs, instance, first.cursor, folder.parent), dg.SkipReason)
+    assert requested(evaluate(defs, instance, first.cursor, folder.parent.parent)) == []
 
     land(folder / "2026-q1.csv", small_table(seed=7))                       # corrected under its name
-    corrected = evaluate(defs, instance, first.cursor, folder.parent)
+    corrected = evaluate(defs, instance, first.cursor, folder.parent.parent)
     assert [r.partition_key for r in corrected.run_requests] == ["2026-q1"]
     assert corrected.run_requests[0].run_key != first.run_requests[0].run_key
     assert corrected.dynamic_partitions_requests == []  # a known wave
 
     land(folder / "2026-q4.csv", small_table().head(5))                     # too few rows
-    bad = evaluate(defs, instance, corrected.cursor, folder.parent)
+    bad = evaluate(defs, instance, corrected.cursor, folder.parent.parent)
     assert [r.partition_key for r in bad.run_requests] == ["2026-q4"]
     instance.add_dynamic_partitions("tiny_waves", ["2026-q4"])
     run = defs.resolve_job_def("tiny_wave").execute_in_process(
@@ -61,7 +67,13 @@ def test_sensor_new_file_once_incomplete_never_bad_file_fails_its_run_only(locat
     assert not run.success
     message = run.get_step_failure_events()[0].step_failure_data.error.cause.message
     assert "the table has 5 rows, fewer than the minimum of 20" in message
-    assert isinstance(evaluate(defs, instance, bad.cursor, folder.parent), dg.SkipReason)
+    after = evaluate(defs, instance, bad.cursor, folder.parent.parent)
+    assert requested(after) == []
+
+    done = land(folder / "2026-q5.csv", small_table(seed=8))              # already run by hand
+    ConfidentialStore(root=str(folder.parent.parent / "confidential")).write_json(
+        {"fingerprint": file_digest(done)}, "tiny", "2026-q5", "input.json")
+    assert requested(evaluate(defs, instance, after.cursor, folder.parent.parent)) == []
 
 
 def test_schedule_resynthesizes_the_latest_wave_at_the_spec_cron(location):
