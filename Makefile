@@ -1,10 +1,16 @@
 # Two commands do all set-up on a fresh machine (Python 3.11+ with venv):
-#   make demo   synthesize the bundled demo survey, report on it and record the release decision
+#   make demo   run the Dagster pipeline on the bundled demo survey: synthesize, report, decide, release
 #   make test   run the fast test set (statistical checks included)
+#   make ui     open the Dagster UI on the same instance (http://127.0.0.1:3000)
 PY := .venv/bin/python
-DEMO := out/demo
+DEMO_WAVE := demo
+DAGSTER_HOME := $(abspath out/dagster)
+# Postgres run storage when its variables are set (docker/dagster.yaml), else SQLite files.
+DAGSTER_CONFIG := $(if $(DAGSTER_POSTGRES_HOST),docker/dagster.yaml,dagster.yaml)
 
-.PHONY: demo test test-slow bench
+export GX_ANALYTICS_ENABLED := false
+
+.PHONY: demo ui test test-slow bench
 
 .venv/.installed: pyproject.toml
 	python3 -m venv .venv
@@ -12,18 +18,20 @@ DEMO := out/demo
 	.venv/bin/pip install --quiet -e '.[test]'
 	touch $@
 
-demo: .venv/.installed
-	@mkdir -p $(DEMO)/confidential $(DEMO)/release
-	@chmod 700 $(DEMO)/confidential
-	.venv/bin/mixsynth dataset ncbirths $(DEMO)/confidential/ncbirths.csv
-	.venv/bin/mixsynth split $(DEMO)/confidential/ncbirths.csv --seed 1 \
-		--train $(DEMO)/confidential/ncbirths-train.csv --holdout $(DEMO)/confidential/ncbirths-holdout.csv
-	.venv/bin/mixsynth synthesize $(DEMO)/confidential/ncbirths-train.csv --spec examples/ncbirths.yaml \
-		--seed 1 --model $(DEMO)/confidential/ncbirths-model.npz \
-		--out $(DEMO)/release/ncbirths-synthetic.csv
-	.venv/bin/mixsynth report $(DEMO)/confidential/ncbirths-train.csv $(DEMO)/release/ncbirths-synthetic.csv \
-		--spec examples/ncbirths.yaml --holdout $(DEMO)/confidential/ncbirths-holdout.csv \
-		--out $(DEMO)/release/report
+# The demo survey's wave lands where the pipeline expects it, then the pipeline materializes
+# every asset of that wave in the Dagster instance under out/dagster (see it with `make ui`).
+demo: .venv/.installed $(DAGSTER_HOME)/dagster.yaml
+	@mkdir -p out/landing/ncbirths && chmod 700 out/landing
+	.venv/bin/mixsynth dataset ncbirths out/landing/ncbirths/$(DEMO_WAVE).csv
+	DAGSTER_HOME=$(DAGSTER_HOME) $(PY) -m pipeline.run ncbirths $(DEMO_WAVE)
+
+# The Dagster UI (webserver and daemon: schedules, sensors, run queue) on 127.0.0.1:3000.
+ui: .venv/.installed $(DAGSTER_HOME)/dagster.yaml
+	DAGSTER_HOME=$(DAGSTER_HOME) .venv/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+$(DAGSTER_HOME)/dagster.yaml: $(DAGSTER_CONFIG)
+	@mkdir -p $(DAGSTER_HOME)
+	cp $(DAGSTER_CONFIG) $@
 
 test: .venv/.installed
 	$(PY) -m pytest -q
