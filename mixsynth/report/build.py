@@ -32,6 +32,8 @@ The spec's ``report:`` section (``spec.extra["report"]``; every key optional)::
         - {target: wage, task: regression}     # classification; features default to every
                                                # other spec column
       outliers: [{public: NDI_Birth, sensitive: ReadScal1, k: 50}]
+      anonymeter: {n_attacks: 500}             # singling-out, linkability, inference risk
+                                               # (needs a holdout and the anonymeter environment)
       drop_flag: 0.1                           # Cramer's V drop that flags a pair
       min_cell: 10                             # real cells, bins and groups with fewer rows
                                                # are not shown (small-cell rule)
@@ -53,6 +55,7 @@ from threadpoolctl import threadpool_limits
 from ..schema import TableSpec
 from ..tableio import InputError
 from . import analyses, fidelity, risk
+from .anonymeter import ENV as ANONYMETER_ENV, anonymeter_python, anonymeter_risks
 
 SCHEMA = "mixsynth-report/1"
 
@@ -72,9 +75,15 @@ HEADLINE_MEASURES = {
                                    "held-out real rows are (about 0.05 expected)",
     "min_tstr_difference": "smallest TSTR score difference (synthetic-trained - real-trained)",
     "max_outlier_r2": "largest outlier attribute-disclosure R^2 at either end (near 0 protective)",
+    "anonymeter_singling_out": "anonymeter singling-out risk (0 to 1; needs a holdout and the anonymeter "
+                               "environment)",
+    "anonymeter_linkability": "anonymeter linkability risk, quasi-identifiers against the other columns",
+    "anonymeter_max_inference": "largest anonymeter inference risk over the sensitive columns",
 }
 
-_REPORT_KEYS = ("crosstabs", "group_statistics", "regressions", "tstr", "outliers", "drop_flag", "min_cell")
+_REPORT_KEYS = ("crosstabs", "group_statistics", "regressions", "tstr", "outliers", "drop_flag", "min_cell",
+                "anonymeter")
+_ANONYMETER_KEYS = ("n_attacks",)
 _GROUP_KEYS = ("stat", "column", "by", "where", "weight", "q", "level")
 _REGRESSION_KEYS = ("formula", "family", "standardize", "bayesian")
 _BAYES_KEYS = ("draws", "tune", "chains")
@@ -140,6 +149,7 @@ def _build_report(real, syns, spec, holdout, seed) -> dict:
     if not inference:
         notes.append("risk.attribute_inference: the spec declares no quasi-identifier or no sensitive column")
     outliers = [risk.outlier_disclosure(real, syn, o["public"], o["sensitive"], o["k"]) for o in cfg["outliers"]]
+    attacks = _anonymeter(real, syn, holdout, spec, cfg["anonymeter"], seed, notes)
 
     report = {
         "schema": SCHEMA,
@@ -156,7 +166,7 @@ def _build_report(real, syns, spec, holdout, seed) -> dict:
         "tstr": tstr,
         "pmse": analyses.pmse(real[names], syn[names], seed=seed),
         "risk": {"exact_copies": copies[0], "exact_copies_per_file": copies, "dcr": dcr,
-                 "attribute_inference": inference, "outlier_disclosure": outliers},
+                 "attribute_inference": inference, "outlier_disclosure": outliers, "anonymeter": attacks},
         "notes": notes,
     }
     report["headline"] = _headline(report)
@@ -247,8 +257,14 @@ def report_section(spec: TableSpec) -> dict:
     min_cell = raw.get("min_cell", fidelity.MIN_CELL)
     if not isinstance(min_cell, int) or isinstance(min_cell, bool) or min_cell < 1:
         raise InputError("report.min_cell must be a whole number of rows such as 10")
+    attacks = raw.get("anonymeter")
+    attacks = {} if attacks is True else None if attacks in (None, False) else attacks
+    if attacks is not None and (not isinstance(attacks, dict) or set(attacks) - set(_ANONYMETER_KEYS) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in attacks.values())):
+        raise InputError("report.anonymeter: give true or {n_attacks: 500} (a positive whole number)")
     return {"crosstabs": crosstabs, "group_statistics": groups, "regressions": regressions,
-            "tstr": tstr, "outliers": outliers, "drop_flag": float(drop_flag), "min_cell": min_cell}
+            "tstr": tstr, "outliers": outliers, "drop_flag": float(drop_flag), "min_cell": min_cell,
+            "anonymeter": attacks}
 
 
 def _unknown(d: dict, allowed, where: str):
@@ -256,6 +272,24 @@ def _unknown(d: dict, allowed, where: str):
     if unknown:
         raise InputError(f"spec: unknown key(s) under {where}: {', '.join(map(str, unknown))}; "
                          f"allowed: {', '.join(allowed)}")
+
+
+def _anonymeter(real, syn, holdout, spec, cfg, seed, notes) -> dict | None:
+    """The anonymeter attacks when the report section asks for them and they can run; else
+    None with a line in notes saying why."""
+    if cfg is None:
+        return None
+    python = anonymeter_python()
+    if holdout is None or python is None:
+        notes.append("risk.anonymeter: not run; it needs " + (
+            "a holdout (real rows kept out of synthesis)" if holdout is None else
+            f"the anonymeter environment (make anonymeter-env, or set {ANONYMETER_ENV})"))
+        return None
+    try:
+        return anonymeter_risks(real, syn, holdout, spec, python, cfg.get("n_attacks", 500), seed)
+    except RuntimeError as exc:
+        notes.append(f"risk.anonymeter: {exc}")
+        return None
 
 
 def _headline(report: dict) -> dict:
@@ -270,6 +304,7 @@ def _headline(report: dict) -> dict:
     outlier_r2 = [o[end].get("r2") for o in risk_["outlier_disclosure"] for end in ("low", "high")]
     outlier_r2 = [r for r in outlier_r2 if r is not None]
     dcr = risk_["dcr"]
+    attacks = risk_["anonymeter"]
     return {
         "mean_cio": None if fit is None else fit["mean_cio"],
         "mean_std_sq_diff": None if fit is None else fit["mean_std_sq_diff"],
@@ -283,6 +318,9 @@ def _headline(report: dict) -> dict:
         "dcr_share_below_holdout_q05": None if dcr is None else dcr["share_synthetic_below_holdout_q05"],
         "min_tstr_difference": min(tstr_diffs) if tstr_diffs else None,
         "max_outlier_r2": max(outlier_r2) if outlier_r2 else None,
+        "anonymeter_singling_out": attacks and attacks["singling_out"]["risk"],
+        "anonymeter_linkability": attacks and (attacks.get("linkability") or {}).get("risk"),
+        "anonymeter_max_inference": attacks and max((a["risk"] for a in attacks["inference"]), default=None),
     }
 
 

@@ -244,12 +244,28 @@ def _risk(report: dict) -> str:
                           [[_e(a["column"]), _e(a["metric"]), _num(a["score_synthetic"]), _num(a["baseline"]),
                             _num(a["lift"]), _e(a["level"]), _num(a.get("lift_holdout"))]
                            for a in r["attribute_inference"]], left=(0, 1, 5)))
+    if r.get("anonymeter"):
+        out.append(_anonymeter(r["anonymeter"]))
     for o in r["outlier_disclosure"]:
         out.append(_p(f"Outlier disclosure ({_e(o['public'])} -> {_e(o['sensitive'])}, {o['k']} rows at "
                       f"each end): R^2 low end {_num(o['low']['r2'])} (95% null {_num(o['low']['null_r2_q95'])}), "
                       f"high end {_num(o['high']['r2'])} (95% null {_num(o['high']['null_r2_q95'])}); near 0 "
                       f"means synthetic outliers do not reveal the real outliers' values."))
     return "".join(out)
+
+
+def _anonymeter(a: dict) -> str:
+    attacks = [("singling out (one column at a time)", a["singling_out"])]
+    if a.get("linkability"):
+        attacks.append(("linkability (quasi-identifiers vs the other columns)", a["linkability"]))
+    attacks += [(f"inference of {i['column']} from the quasi-identifiers", i) for i in a["inference"]]
+    rate = lambda r: "n/a" if r is None else f"{_num(r['value'])} &plusmn; {_num(r['error'])}"
+    body = [[_e(name), _num(x["risk"]), _ci(*x["risk_ci95"]), rate(x["attack_rate"]), rate(x["control_rate"]),
+             rate(x["baseline_rate"]), _yes(x["informative"])] for name, x in attacks]
+    return ("<h3>Anonymeter attacks</h3>" + _p(_e(a["meaning"]) + f" {a['n_attacks']} attacks each; an attack "
+            "no better than the random baseline is marked not informative.")
+            + _table(["attack", "risk", "95% interval", "success on training rows", "success on held-out rows",
+                      "random baseline", "informative"], body, left=(0,)))
 
 
 # ---------------------------------------------------------------- figures
