@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+from pathlib import Path
 
 import dagster as dg
 
 from mixsynth import InputError
 
+_PLOT = re.compile(r"""src=['"](data:image/png;base64,[A-Za-z0-9+/=]+)['"]""")
 RISK_MEASURES = ("exact_copies", "exact_copies_unique_quasi", "max_attribute_lift",
                  "dcr_share_below_holdout_q05", "max_outlier_r2")
 
@@ -64,3 +67,11 @@ def expectations_table(outcome: dict) -> dg.MetadataValue:
     lines += [f"| {r['file']} | {r['expectation']} | {r['column'] or ''} | {'yes' if r['success'] else 'NO'} | "
               f"{show(r['unexpected_count'])} |" for r in outcome["results"]]
     return dg.MetadataValue.md("\n".join(lines))
+
+
+def report_plots(page: Path) -> dg.MetadataValue:
+    """The plots of a report page (inline PNG images) as markdown, which the UI shows inline.
+    They are the page's aggregate figures, small cells already left out."""
+    images = _PLOT.findall(page.read_text(encoding="utf-8"))
+    return dg.MetadataValue.md("\n\n".join(f"![plot {i}]({src})" for i, src in enumerate(images, 1))
+                               or f"No plots; see {page.name}.")

@@ -24,8 +24,8 @@ from mixsynth.landing import file_digest, wave_file
 from mixsynth.survey import Survey, method_settings
 from resources import ConfidentialStore, LandingArea, ReleaseStore
 
-from .metadata import (RISK_MEASURES, expectations_table, measures_table, number, rules_table,
-                       withheld_details)
+from .metadata import (RISK_MEASURES, expectations_table, measures_table, number, report_plots,
+                       rules_table, withheld_details)
 
 FINGERPRINT_TAG = "mixsynth/fingerprint"
 
@@ -228,11 +228,12 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
         headline, meanings = report["headline"], report["headline_meaning"]
         utility = [m for m in headline if m not in RISK_MEASURES]
         risk = [m for m in headline if m in RISK_MEASURES]
-        for spec_key, names in ((key("utility_report"), utility), (key("disclosure_report"), risk)):
+        plots = {"plots": report_plots(page)}
+        for spec_key, names, extra in ((key("utility_report"), utility, plots), (key("disclosure_report"), risk, {})):
             yield dg.MaterializeResult(asset_key=spec_key, metadata={
                 "headline": measures_table(headline, meanings, names),
-                **{m: number(headline[m]) for m in names},
-                "report_with_plots": dg.MetadataValue.path(str(page)),
+                **{m: number(headline[m]) for m in names}, **extra,
+                "report_page": dg.MetadataValue.path(str(page)),
                 "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in report["notes"]) or "none")})
 
     @dg.asset(key=key("release_decision"), deps=[key("utility_report"), key("disclosure_report")],

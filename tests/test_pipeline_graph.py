@@ -50,6 +50,12 @@ def test_a_wave_materializes_to_a_published_release_and_a_failing_rule_keeps_it(
                                           "copula_posterior", "response_posterior", "synthetic_files",
                                           "utility_report", "disclosure_report", "release_decision",
                                           "published_release")}
+    meta = {e.asset_key.path[-1]: e.materialization.metadata for e in result.get_asset_materialization_events()}
+    assert meta["copula_posterior"]["rhat_max"].value is not None and meta["raw_table"]["dagster/row_count"].value == 300
+    assert meta["utility_report"]["plots"].value.startswith("![plot 1](data:image/png;base64,")
+    assert "| mean_cio |" in meta["utility_report"]["headline"].value
+    assert "| exact_copies |" in meta["disclosure_report"]["headline"].value
+    assert meta["release_decision"]["decision"].value in ("release", "release with limitations")
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {"expectations": True, "release_rules": True}
 
