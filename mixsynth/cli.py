@@ -19,7 +19,7 @@ from .schema import infer_spec, load_spec
 from .tableio import InputError, read_table, write_table
 
 SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors")
-SYNTHESIS_KEYS = ("rows", "m", "prior_strength", "min_cell_count", "proposals", "gibbs_steps")
+SYNTHESIS_KEYS = ("rows", "m", "prior_strength", "min_cell_count", "proposals", "gibbs_steps", "rules")
 DATASETS = ("ncbirths", "cps1988", "nhefs", "paper-layout", "paper-simulation")
 
 

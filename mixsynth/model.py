@@ -18,10 +18,12 @@ from .marginals import fit_marginal, marginal_from_state
 from .sampler import SamplerSettings, choose_factors, run_chain, run_chains
 from .schema import TableSpec, from_codes, infer_spec, to_codes
 from .tableio import InputError
+from .rules import check_rules, rules_hold
 from .responses import BartSettings, Design, ResponseModel, fit_response
 from .synthesis import CategoricalJoint, Draw, latent_rows, uniforms
 
 FORMAT = "mixsynth-model/1"
+MAX_REDRAWS = 20  # rounds of replacement rows for rows breaking an edit rule
 
 
 def response_order(spec: TableSpec) -> tuple[str, ...]:
@@ -88,6 +90,8 @@ class CopulaSynthesizer:
         categorical joint. Sets ``spec_``, ``columns_``, ``factors_``, ``n_rows_``,
         ``marginals_``, ``joint_``."""
         (spec, values, columns), cons = self._encode(frame)
+        if spec.synthesis.get("rules"):
+            check_rules(frame, spec.synthesis["rules"])
         self.spec_, self.columns_, self.n_rows_ = spec, columns, len(frame)
         self.factors_ = self.settings.factors or choose_factors(initial_latent(cons),
                                                                 self.settings.factor_variance)
@@ -179,7 +183,7 @@ class CopulaSynthesizer:
 
     def sample(self, n_rows: int | None = None, seed: int = 0, draw: int | None = None,
                prior_strength: float = 0.0, min_cell_count: int = 1, proposals: int = 20,
-               gibbs_steps: int = 200, response_draws: bool = False, return_info: bool = False):
+               gibbs_steps: int = 200, response_draws: bool = False, rules=(), return_info: bool = False):
         """One synthetic table of ``n_rows`` rows (default: as many as the real table) from
         posterior draw ``draw`` (default: one picked by ``seed``).
 
@@ -187,11 +191,13 @@ class CopulaSynthesizer:
         CategoricalJoint.sample); ``proposals`` and ``gibbs_steps`` tune the draw of the
         factors given the categorical combination (see synthesis.latent_rows);
         ``response_draws`` draws BART responses from one stored forest per file instead of
-        the posterior mean. With ``return_info``, also returns a dict with the draw used,
-        the share of rows whose factors were drawn exactly (``exact_share``) and, for the RL
-        baseline, the share of rows whose dummies named several levels of a categorical
-        (``multiply_classified``) and the share with every dummy off (``unclassified``,
-        decoded as the base level).
+        the posterior mean; ``rules`` are edit rules (mixsynth.rules): rows breaking one are
+        replaced by further rows from the same draw. With ``return_info``, also returns a
+        dict with the draw used, the share of rows whose factors were drawn exactly
+        (``exact_share``), the share of first-round rows replaced for breaking a rule
+        (``rule_rejected_share``) and, for the RL baseline, the share of rows whose dummies
+        named several levels of a categorical (``multiply_classified``) and the share with
+        every dummy off (``unclassified``, decoded as the base level).
         """
         missing = [s for s in ("marginals", "copula", "responses") if s not in self.stages()]
         if missing:
@@ -200,13 +206,37 @@ class CopulaSynthesizer:
         n_rows = self.n_rows_ if n_rows is None else int(n_rows)
         if n_rows < 1:
             raise InputError("rows: the number of synthetic rows must be at least 1")
-        ss = np.random.SeedSequence(seed)
-        pick_seed, cell_seed, row_seed, response_seed = ss.spawn(4)
+        pick_seed, row_seed, redraw_seed = np.random.SeedSequence(seed).spawn(3)
         if draw is None:
             draw = int(np.random.default_rng(pick_seed).integers(self.n_draws_))
+        options = (prior_strength, min_cell_count, proposals, gibbs_steps, response_draws)
+        frame, info = self._rows(n_rows, draw, row_seed, *options)
+        if rules:
+            ok = rules_hold(frame, rules)
+            info["rule_rejected_share"] = float(1.0 - ok.mean())
+            parts, have = [frame[ok]], int(ok.sum())
+            for batch_seed in redraw_seed.spawn(MAX_REDRAWS):
+                if have >= n_rows:
+                    break
+                accept = max(ok.mean(), 0.01)
+                batch, _ = self._rows(max(int(1.5 * (n_rows - have) / accept), 200), draw, batch_seed, *options)
+                ok = rules_hold(batch, rules)
+                parts.append(batch[ok])
+                have += int(ok.sum())
+            if have < n_rows:
+                raise InputError("synthesis rules: too few synthetic rows meet every rule; check that the "
+                                 "rules describe the real file (a rule the model can rarely meet stalls here)")
+            frame = pd.concat(parts, ignore_index=True).iloc[:n_rows]
+        info.update(draw=draw)
+        return (frame, info) if return_info else frame
+
+    def _rows(self, n_rows: int, draw: int, seed: np.random.SeedSequence, prior_strength, min_cell_count,
+              proposals, gibbs_steps, response_draws) -> tuple[pd.DataFrame, dict]:
+        """``n_rows`` synthetic rows from posterior draw ``draw`` and their info (sample())."""
+        cell_seed, latent_seed, response_seed = seed.spawn(3)
         sources = categorical_sources(self.columns_)
         cat_codes = self.joint_.sample(n_rows, np.random.default_rng(cell_seed), prior_strength, min_cell_count)
-        Z, exact = latent_rows(self.draw(draw), self.columns_, cat_codes, sources, row_seed,
+        Z, exact = latent_rows(self.draw(draw), self.columns_, cat_codes, sources, latent_seed,
                                proposals, gibbs_steps)
         values, info, response_blanks = self._decode(Z, cat_codes, sources)
         rng = np.random.default_rng(response_seed)
@@ -215,9 +245,8 @@ class CopulaSynthesizer:
             u = model.draw_latent(X, rng, draw if response_draws else None)
             values[model.name] = np.where(response_blanks.get(model.name, False), np.nan,
                                           self.marginals_[model.name].ppf(u))
-        info.update(draw=draw, exact_share=exact)
-        frame = from_codes(values, self.spec_)
-        return (frame, info) if return_info else frame
+        info["exact_share"] = exact
+        return from_codes(values, self.spec_), info
 
     def sample_many(self, m: int, n_rows: int | None = None, seed: int = 0, **kwargs) -> list[pd.DataFrame]:
         """m synthetic tables from m different posterior draws (needs m <= n_draws_)."""
