@@ -94,6 +94,12 @@ def test_a_wave_materializes_to_a_published_release_and_a_failing_rule_keeps_it(
     assert [e.passed for e in rejected.get_asset_check_evaluations()] == [False]
     assert {p: p.read_bytes() for p in release.rglob("*") if p.is_file()} == before
 
+    # publishing alone (no check in the run) still refuses the rejected candidate
+    alone = run_wave(strict, instance, [dg.AssetKey(["tiny", "published_release"])])
+    assert not alone.success
+    assert "the decision is 'reject'" in alone.get_step_failure_events()[0].step_failure_data.error.message
+    assert {p: p.read_bytes() for p in release.rglob("*") if p.is_file()} == before
+
 
 def test_same_seed_gives_the_same_synthetic_file(stores):
     """Two materializations of one wave give byte-identical synthetic files."""
