@@ -224,7 +224,8 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
             syns = [confidential.read_table(name, wave, f"candidate/{f}") for f in files]
             report = build_report(train, syns, spec, holdout=holdout, seed=survey.seed)
             confidential.write_json(report, name, wave, "candidate/report.json")
-            page = write_report(confidential.folder(name, wave, "candidate", "report"), report, None)[-1]
+            page = confidential.owner_only(
+                write_report(confidential.folder(name, wave, "candidate", "report"), report, None))[-1]
         headline, meanings = report["headline"], report["headline_meaning"]
         utility = [m for m in headline if m not in RISK_MEASURES]
         risk = [m for m in headline if m in RISK_MEASURES]
@@ -266,8 +267,8 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
                        "report": survey.seed},
                 convergence=model.convergence_, report=report, expectations=expectations, decision=decision,
                 outputs={f: file_digest(candidate / f) for f in expectations["files"]})
-            write_report(candidate / "report", report, decision)
-            write_record(candidate, record)
+            confidential.owner_only(write_report(candidate / "report", report, decision)
+                                    + write_record(candidate, record))
         passed = decision["decision"] != "reject" and expectations["success"]
         yield dg.MaterializeResult(metadata={
             "decision": decision["decision"],

@@ -64,6 +64,13 @@ class ConfidentialStore(dg.ConfigurableResource):
         name = Path(name)
         return self.folder(survey, wave, *name.parent.parts) / name.name
 
+    def owner_only(self, paths) -> list[Path]:
+        """Set files written by others' writers (the report's, the record's) to 0o600."""
+        paths = [Path(p) for p in paths]
+        for path in paths:
+            path.chmod(OWNER_FILE)
+        return paths
+
     def write_table(self, frame: pd.DataFrame, survey: str, wave: str, name: str) -> Path:
         """Write ``frame`` to the wave's folder (atomically, then 0o600)."""
         path = self.target(survey, wave, name)
