@@ -35,6 +35,14 @@ def dagster_env(tmp_path):
     return env
 
 
+def test_the_shipped_instance_queues_one_heavy_run_and_sends_nothing_home(dagster_env):
+    import dagster as dg
+    instance = dg.DagsterInstance.from_config(dagster_env["DAGSTER_HOME"])
+    limits = instance.run_coordinator.get_run_queue_config().tag_concurrency_limits
+    assert {"key": "mixsynth/heavy", "value": "true", "limit": 1} in limits
+    assert not instance.telemetry_enabled and not instance.nux_enabled
+
+
 def test_definitions_validate(dagster_env):
     done = subprocess.run([BIN / "dagster", "definitions", "validate", "-w", "workspace.yaml"], cwd=ROOT,
                           env=dagster_env, capture_output=True, text=True, timeout=240)

@@ -93,3 +93,15 @@ def test_survey_sections_are_checked(tmp_path):
     with pytest.raises(InputError, match="unknown key.*cron"):
         load_surveys(write_survey(tmp_path, spec))
     assert load_surveys(os.path.dirname(__file__) + "/../examples")[0].name == "ncbirths"
+
+
+def test_each_survey_gets_its_own_assets_job_schedule_and_sensor(tmp_path):
+    from pipeline.definitions import build_definitions
+    folder = write_survey(tmp_path, survey_spec("tiny"))
+    write_survey(folder, survey_spec("other"))
+    defs = build_definitions(folder)
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {k.split("/")[0] for k in keys} == {"tiny", "other"} and len(keys) == 22
+    for name in ("tiny", "other"):
+        assert defs.resolve_sensor_def(f"{name}_landing").job_name == f"{name}_wave"
+        assert defs.resolve_schedule_def(f"{name}_latest_wave").job_name == f"{name}_wave"
