@@ -224,7 +224,9 @@ def _report(args):
     report = build_report(real, syns, spec, holdout=holdout, seed=args.seed)
     decision = decide(report, release) if release is not None else None
     paths = write_report(args.out, report, decision)
-    print(f"report of {len(syns)} synthetic file(s) in {time.monotonic() - started:.1f} s:")
+    extras = ", ".join(f"{k} {v:.1f} s" for k, v in report["seconds"].items() if k != "total" and v)
+    print(f"report of {len(syns)} synthetic file(s) in {time.monotonic() - started:.1f} s"
+          f"{f' (of which {extras})' if extras else ''}:")
     for path in paths:
         print(f"  {path}")
 

@@ -41,12 +41,14 @@ The spec's ``report:`` section (``spec.extra["report"]``; every key optional)::
 Quasi-identifier and sensitive columns come from the column roles of the spec (``role:``
 under ``columns:``). The ``release:`` section is read by ``mixsynth.report.release.decide``.
 
-``report["headline"]`` holds one number (or None) per name in ``HEADLINE_MEASURES``: the
+``report["seconds"]`` holds the wall time of the whole report and of its optional extras
+(``horseshoe``, ``anonymeter``). ``report["headline"]`` holds one number (or None) per name in ``HEADLINE_MEASURES``: the
 values release rules are checked against.
 """
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pandas as pd
@@ -117,6 +119,8 @@ def _build_report(real, syns, spec, holdout, seed) -> dict:
                              f"supply a table with the same columns as the real file")
     syn = syns[0]
     notes = []
+    started = time.perf_counter()
+    seconds = {"horseshoe": 0.0, "anonymeter": 0.0}
     assoc = fidelity.associations(real, syn, spec, drop_flag=cfg["drop_flag"])
 
     group_stats = [{**g, "results": analyses.group_statistic(real, syn, **g, min_cell=cfg["min_cell"])}
@@ -127,9 +131,11 @@ def _build_report(real, syns, spec, holdout, seed) -> dict:
         single = analyses.regression(real, syn, r["formula"], r["family"], r["standardize"])
         combined = (analyses.regression_combined(real, syns, r["formula"], r["family"], r["standardize"])
                     if len(syns) > 1 else None)
+        t0 = time.perf_counter()
         bayes = (analyses.regression(real, syn, r["formula"], r["family"], r["standardize"],
                                      bayesian={**r["bayesian"], "seed": seed})
                  if r["bayesian"] is not None else None)
+        seconds["horseshoe"] += time.perf_counter() - t0
         regressions.append({**r, "single": single, "combined": combined, "horseshoe": bayes})
 
     if holdout is None:
@@ -149,7 +155,9 @@ def _build_report(real, syns, spec, holdout, seed) -> dict:
     if not inference:
         notes.append("risk.attribute_inference: the spec declares no quasi-identifier or no sensitive column")
     outliers = [risk.outlier_disclosure(real, syn, o["public"], o["sensitive"], o["k"]) for o in cfg["outliers"]]
+    t0 = time.perf_counter()
     attacks = _anonymeter(real, syn, holdout, spec, cfg["anonymeter"], seed, notes)
+    seconds["anonymeter"] = time.perf_counter() - t0
 
     report = {
         "schema": SCHEMA,
@@ -171,6 +179,8 @@ def _build_report(real, syns, spec, holdout, seed) -> dict:
     }
     report["headline"] = _headline(report)
     report["headline_meaning"] = dict(HEADLINE_MEASURES)
+    seconds["total"] = time.perf_counter() - started
+    report["seconds"] = {k: round(v, 2) for k, v in seconds.items()}
     return _jsonable(report)
 
 
