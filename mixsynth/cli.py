@@ -16,10 +16,10 @@ from .model import CopulaSynthesizer, response_order
 from .progress import SweepProgress
 from .sampler import SamplerSettings
 from .schema import infer_spec, load_spec
+from .settings import method_settings
 from .tableio import InputError, read_table, write_table
 
 SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors")
-SYNTHESIS_KEYS = ("rows", "m", "prior_strength", "min_cell_count", "proposals", "gibbs_steps", "rules")
 DATASETS = ("ncbirths", "cps1988", "nhefs", "paper-layout", "paper-simulation")
 
 
@@ -96,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
 def _fit_options(p):
     p.add_argument("--spec", type=Path, help="YAML spec (kinds, roles, settings)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sweeps", type=int)
+    p.add_argument("--sweeps", type=int, help="Gibbs sweeps per chain (burn-in: half of them unless --burn-in)")
     p.add_argument("--burn-in", type=int, dest="burn_in")
     p.add_argument("--thin", type=int)
     p.add_argument("--chains", type=int)
@@ -115,11 +115,10 @@ def _fitted(args) -> CopulaSynthesizer:
     raw = load_spec(args.spec) if args.spec else {}
     table = read_table(args.real)
     spec = infer_spec(table, raw)
-    sampler = dict(spec.sampler)
-    method = sampler.pop("method", "rpl")
-    if args.method:
-        method = args.method
-    if args.sweeps and args.burn_in is None and "burn_in" not in sampler:
+    settings, method, _ = method_settings(spec)
+    method = args.method or method
+    sampler = settings.to_dict()
+    if args.sweeps and args.burn_in is None:  # a new run length: half of it burn-in
         sampler["burn_in"] = args.sweeps // 2
     sampler.update({k: getattr(args, k) for k in SAMPLER_FLAGS if getattr(args, k) is not None})
     settings = SamplerSettings.from_dict(sampler)
@@ -139,12 +138,8 @@ def _fitted(args) -> CopulaSynthesizer:
 
 
 def _synthesis_options(args, model: CopulaSynthesizer) -> tuple[int | None, int, dict]:
-    opts = dict(model.spec_.synthesis)
-    unknown = set(opts) - set(SYNTHESIS_KEYS)
-    if unknown:
-        raise InputError(f"spec: unknown key(s) under synthesis: {sorted(unknown)}; "
-                         f"allowed: {list(SYNTHESIS_KEYS)}")
-    rows, m = opts.pop("rows", None), opts.pop("m", 1)
+    _, _, opts = method_settings(model.spec_)
+    rows, m = opts.pop("rows"), opts.pop("m")
     if args.rows is not None:
         rows = args.rows
     if args.m is not None:

@@ -21,9 +21,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cli import SYNTHESIS_KEYS
 from .sampler import SamplerSettings
-from .schema import TableSpec, load_spec
+from .schema import load_spec
 from .tableio import InputError
 
 DEFAULTS = {"schedule": "0 3 * * 1", "files": "*", "settle_seconds": 60, "seed": 1, "holdout": 0.2}
@@ -97,16 +96,3 @@ def load_surveys(folder) -> list[Survey]:
     if twice:
         raise InputError(f"survey name(s) {', '.join(twice)} configured twice in '{folder}'; rename one")
     return sorted(surveys, key=lambda s: s.name)
-
-
-def method_settings(spec: TableSpec) -> tuple[SamplerSettings, str, dict]:
-    """The spec's MCMC settings and method ("rpl" unless ``sampler.method`` says "rl"), as
-    ``mixsynth fit`` reads them when no flag overrides them, and its synthesis options
-    ({rows, m, ...}; m defaults to 1)."""
-    sampler = dict(spec.sampler)
-    method = sampler.pop("method", "rpl")
-    unknown = set(spec.synthesis) - set(SYNTHESIS_KEYS)
-    if unknown:
-        raise InputError(f"spec: unknown key(s) under synthesis: {sorted(unknown)}; "
-                         f"allowed: {list(SYNTHESIS_KEYS)}")
-    return SamplerSettings.from_dict(sampler), method, {"m": 1, "rows": None, **spec.synthesis}
