@@ -228,7 +228,7 @@ METHODS_TEXT = """\
 | sdv_ctgan | SDV `CTGANSynthesizer`, defaults except epochs (below), same metadata | `.venv-peers` |
 | cart_port | python-synthpop's `CARTMethod` as its README runs it: impute missing cells, preprocess, CART with smoothing, proper, minibucket 5. The port fits each column on all the others and draws the predictors from bootstrapped real rows: it has no visit order | `.venv-peers` |
 | cart | synthpop's sequential CART (R `syn(method = "cart")` defaults: minbucket 5, no smoothing, not proper) on scikit-learn trees, in the file's column order (synthpop's default visit sequence) | `.venv-peers` |
-| cart, random orders | the same in random visit orders (the paper's Figure 4: utility depends on the order) | `.venv-peers` |
+| cart, random orders | the same in random visit orders (the paper's Figure 4: utility depends on the order); scored without the anonymeter attacks | `.venv-peers` |
 | independent | every column resampled on its own from its empirical marginal | `.venv-peers` |
 """
 

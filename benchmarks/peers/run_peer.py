@@ -23,7 +23,9 @@ Methods:
 ``--categorical`` names the columns the product's spec treats as categorical (categorical,
 binary, ordinal); every other column is numeric. SDV gets these sdtypes; CART builds
 classification trees for them. Seeds: numpy, random and torch global generators are set
-before fitting; SDV then samples from its own fixed seed, as it does for its users.
+before fitting; SDV then samples from its own fixed seed, as it does for its users. Torch gets
+one thread: on the shared 2-core machine its OpenMP threads spun (CTGAN on ncbirths took 20
+minutes with the default, 1.5 minutes on a quieter machine).
 """
 import argparse
 import random
@@ -157,6 +159,7 @@ def main(argv=None):
     if args.method.startswith("sdv"):
         import torch
         torch.manual_seed(args.seed)
+        torch.set_num_threads(1)          # on a busy 2-core machine torch's OpenMP threads spin
         syn = synthesize_sdv(data, categorical, args.method, args.epochs)
     elif args.method == "cart_port":
         syn = synthesize_cart_port(data, args.seed)
