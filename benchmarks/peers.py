@@ -3,6 +3,8 @@
     bash benchmarks/peers/setup.sh          # once: the peer environment .venv-peers
     nice -n 19 .venv/bin/python benchmarks/peers.py            # -> results/peers.{json,md,*.png}, RESULTS.md
     nice -n 19 .venv/bin/python benchmarks/peers.py --quick    # smoke run -> results/peers-quick.*
+    ... --only FILE [FILE ...]   re-run files, keep the others;  --resume  run only the methods
+    the JSON lacks (after an interruption);  --render  rewrite RESULTS.md and the plots from the JSON
 
 For each real file (ncbirths, cps1988, nhefs): write it, split it 80/20 (seed 0; the 20% is the
 holdout no synthesizer sees), run every method on the training split, time it and sample the
@@ -152,6 +154,8 @@ def run_dataset(dataset: str, cfg: dict, res: dict, save) -> None:
     order_spec = copy.deepcopy(spec)
     order_spec.extra["report"] = {k: v for k, v in (spec.extra.get("report") or {}).items() if k != "anonymeter"}
     for method, cmd in commands(dataset, folder, spec_path, frames, categorical, cfg).items():
+        if method in entry["methods"]:                       # --resume: done in an earlier run
+            continue
         log(f"{dataset}: {method}")
         run = run_measured(cmd, folder / f"{method}.log")
         scores = score(folder, method, order_spec if method.startswith("cart_order_") else spec, frames, cfg)
@@ -254,7 +258,8 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
          "fixed seed (73251), as for its users.",
          f"- Command: `bash benchmarks/peers/setup.sh` once (about 3 minutes), then `{command}`: "
          f"{seconds / 60:.0f} minutes here, waiting for a quieter machine included. "
-         "`--only DATASET` re-runs one file; `--render` rewrites this page and the plots from the JSON.",
+         "`--only DATASET` re-runs one file; `--resume` keeps the methods the JSON already holds and runs "
+         "the rest; `--render` rewrites this page and the plots from the JSON.",
          "- Our sampler: " + ("the example specs' settings (ncbirths 10,000 sweeps, cps1988 4,000, nhefs 6,000; "
                               "2 chains)." if not cfg["sweeps"] else f"reduced for the quick run: {cfg['sweeps']}."),
          f"- CTGAN epochs: SDV's default 300, capped at {cfg['ctgan_max_steps']} optimizer steps (batch "
@@ -354,8 +359,9 @@ def peer_versions() -> list[str]:
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
     render = "--render" in argv                  # tables, verdicts and plots from the JSON alone
+    resume = "--resume" in argv                  # keep the methods the JSON already holds
     args, out, pieces, max_wait = parse_arguments(
-        [a for a in argv if a != "--render"], __doc__.split("\n")[0], "peers", DATASETS,
+        [a for a in argv if a not in ("--render", "--resume")], __doc__.split("\n")[0], "peers", DATASETS,
         "3 CART orders, CTGAN 30 steps, our sampler 400 sweeps")
     md_path = HERE / "RESULTS.md" if out == HERE / "results" / "peers" else out.with_suffix(".md")
     if render:
@@ -369,12 +375,12 @@ def main(argv=None) -> None:
     res = {"quick": args.quick, "config": cfg, "machine": machine(), "peer_versions": peer_versions(),
            "datasets": {}, "runs": {}}
     res["machine"]["versions"]["matplotlib"] = version("matplotlib")
-    if args.only and out.with_suffix(".json").exists():
+    if (args.only or resume) and out.with_suffix(".json").exists():
         old = json.loads(out.with_suffix(".json").read_text())
         if old.get("config") != cfg:
             sys.exit(f"{out.with_suffix('.json')} was written with other settings; use --out")
-        res["datasets"] = {k: v for k, v in old["datasets"].items() if k not in pieces}
-        res["runs"] = {k: v for k, v in old.get("runs", {}).items() if k not in pieces}
+        res["datasets"] = {k: v for k, v in old["datasets"].items() if resume or k not in pieces}
+        res["runs"] = {k: v for k, v in old.get("runs", {}).items() if resume or k not in pieces}
 
     def save():
         order = {d: res["datasets"][d] for d in DATASETS if d in res["datasets"]}
