@@ -1,0 +1,140 @@
+"""The report's figures on the real files (issue 3): each file's declared regression, Cramer's V
+drift, exact copies and attribute inference, and the time of `mixsynth report`.
+
+    python benchmarks/reports.py           # full run -> results/reports.{json,md}
+    python benchmarks/reports.py --quick   # short chains -> results/reports-quick.{json,md}
+    python benchmarks/reports.py --only cps1988
+
+For each real file (NC births, CPS 1988, NHEFS; spec in examples/), exactly as a user runs the
+command line: `mixsynth dataset`, `mixsynth split` (20% holdout, seed 1, never shown to the
+synthesizer), `mixsynth fit` with the spec's settings (seed 1), then five synthetic files
+(`mixsynth sample`, seeds 1-5, one posterior draw each), each reported on alone with
+`mixsynth report` against the training rows and the holdout. Wall seconds of each command
+are measured around the subprocess (Python start-up and file reading included).
+"""
+import datetime as dt
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from core import log, machine, parse_arguments, runs_footer, wait_until_quiet  # noqa: E402
+
+DATASETS = ("ncbirths", "cps1988", "nhefs")
+SEEDS = (1, 2, 3, 4, 5)
+QUICK_SWEEPS = 1_000
+TARGETS = {"mean_cio": 0.7, "max_cramers_v_drop": 0.05, "exact_copies": 0, "report_seconds_cps1988": 60.0}
+MIXSYNTH = str(Path(sys.executable).with_name("mixsynth"))
+
+
+def run(*args: str) -> tuple[float, str]:
+    """Run one `mixsynth` command; (wall seconds, stdout)."""
+    t0 = time.perf_counter()
+    done = subprocess.run([MIXSYNTH, *args], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"mixsynth {args[0]} failed: {done.stderr.strip()}")
+    return time.perf_counter() - t0, done.stdout
+
+
+def bench_dataset(name: str, quick: bool, folder: Path) -> dict:
+    spec = ROOT / "examples" / f"{name}.yaml"
+    real, train, hold, model = (folder / f"{name}{s}" for s in (".csv", "-train.csv", "-holdout.csv", "-model.npz"))
+    run("dataset", name, str(real))
+    run("split", str(real), "--train", str(train), "--holdout", str(hold), "--seed", "1")
+    fit_args = ["fit", str(train), "--spec", str(spec), "--seed", "1", "--model", str(model), "--no-progress"]
+    if quick:
+        fit_args += ["--sweeps", str(QUICK_SWEEPS)]
+    fit_seconds, fit_out = run(*fit_args)
+    conv = re.search(r"max R-hat (\S+), min bulk ESS (\S+)", fit_out)
+    files = []
+    for seed in SEEDS:
+        syn = folder / f"{name}-syn-{seed}.csv"
+        sample_seconds, _ = run("sample", str(model), "--out", str(syn), "--seed", str(seed))
+        out = folder / f"{name}-report-{seed}"
+        report_seconds, _ = run("report", str(train), str(syn), "--spec", str(spec), "--holdout", str(hold),
+                                "--out", str(out))
+        report = json.loads((out / "report.json").read_text())
+        decision = json.loads((out / "decision.json").read_text())
+        pairs = report["associations"]["categorical_pairs"]
+        drops = [abs(p["drop"]) for p in pairs if p["drop"] is not None]
+        files.append({"seed": seed, "sample_seconds": sample_seconds, "report_seconds": report_seconds,
+                      "report_internal_seconds": report.get("seconds"),
+                      "load_average_1min": os.getloadavg()[0],
+                      "headline": report["headline"], "max_abs_cramers_v_change": max(drops, default=None),
+                      "n_categorical_pairs": len(pairs), "decision": decision["decision"],
+                      "failed_rules": [r["measure"] for r in decision["rules"] if not r["passed"]]})
+        log(f"{name} file {seed}: mean CIO {report['headline']['mean_cio']:.3f}, "
+            f"max V drop {report['headline']['max_cramers_v_drop']}, report {report_seconds:.1f} s")
+    cio = [f["headline"]["mean_cio"] for f in files]
+    return {"rows": report["rows"], "columns": len(report["columns"]), "fit_seconds": fit_seconds,
+            "rhat_max": conv and conv.group(1), "ess_bulk_min": conv and conv.group(2),
+            "files": files,
+            "summary": {"mean_cio_mean": statistics.mean(cio), "mean_cio_min": min(cio), "mean_cio_max": max(cio),
+                        "files_cio_at_least_0_7": sum(c >= 0.7 for c in cio),
+                        "max_cramers_v_drop": max(f["headline"]["max_cramers_v_drop"] or 0 for f in files),
+                        "max_abs_cramers_v_change": max(f["max_abs_cramers_v_change"] or 0 for f in files),
+                        "exact_copies": sum(f["headline"]["exact_copies"] for f in files),
+                        "max_attribute_lift": max(f["headline"]["max_attribute_lift"] or 0 for f in files),
+                        "report_seconds_max": max(f["report_seconds"] for f in files),
+                        "report_seconds_median": statistics.median(f["report_seconds"] for f in files)}}
+
+
+def markdown(res: dict) -> str:
+    m = res["machine"]
+    L = [f"# Report figures on the real files{' (quick run)' if res['quick'] else ''}", "",
+         f"Machine: {m.get('cpu_count')} cores, Python {m.get('python')}; commit {str(m.get('git_commit'))[:7]}. "
+         f"Five synthetic files per dataset from one fit (seed 1), synthesis seeds 1-5; each file "
+         f"reported on alone against the 80% training split, with the 20% holdout.", "",
+         "| dataset | rows (train) | fit s | mean CIO per file (min / mean / max) | files >= 0.7 | "
+         "max V drop | max abs V change | exact copies | max attribute lift | report s (median / max) |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
+    for name in DATASETS:
+        d = res.get(name)
+        if not d:
+            continue
+        s = d["summary"]
+        L.append(f"| {name} | {d['rows']['real']:,} | {d['fit_seconds']:.0f} | "
+                 f"{s['mean_cio_min']:.3f} / {s['mean_cio_mean']:.3f} / {s['mean_cio_max']:.3f} | "
+                 f"{s['files_cio_at_least_0_7']}/{len(d['files'])} | {s['max_cramers_v_drop']:.3f} | "
+                 f"{s['max_abs_cramers_v_change']:.3f} | {s['exact_copies']} | {s['max_attribute_lift']:.3f} | "
+                 f"{s.get('report_seconds_median', float('nan')):.1f} / {s['report_seconds_max']:.1f} |")
+    L += ["", f"Targets: {json.dumps(TARGETS)}. 'max V drop' is the largest fall of Cramer's V "
+          "(real - synthetic) over categorical pairs, the release rule's measure; 'max abs V change' "
+          "counts rises too. Report seconds are the wall time of the whole `mixsynth report` command "
+          "(anonymeter's attacks included; the first report of a dataset also warms caches); the machine "
+          "may have been shared (`load_average_1min` per file in the JSON).", ""]
+    L += runs_footer(res)
+    return "\n".join(L)
+
+
+def main(argv=None) -> None:
+    args, out, pieces, max_wait = parse_arguments(
+        argv, __doc__.split("\n")[0], "reports", list(DATASETS), f"{QUICK_SWEEPS} sweeps per fit")
+    res = {"quick": args.quick, "targets": TARGETS, "machine": machine(), "runs": {}}
+    if args.only and out.with_suffix(".json").exists():
+        old = json.loads(out.with_suffix(".json").read_text())
+        res["runs"] = old.get("runs", {})
+        res.update({k: old[k] for k in DATASETS if k in old})
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in pieces:
+            wait = wait_until_quiet(max_wait) if max_wait > 0 else None
+            t0 = time.perf_counter()
+            res[name] = bench_dataset(name, args.quick, Path(tmp))
+            res[name]["wait"] = wait
+            res["runs"][name] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                                 "git_commit": res["machine"]["git_commit"], "seconds": time.perf_counter() - t0}
+            out.with_suffix(".json").write_text(json.dumps(res, indent=2, default=float) + "\n")
+            out.with_suffix(".md").write_text(markdown(res))
+    log(f"wrote {out.with_suffix('.md')}")
+
+
+if __name__ == "__main__":
+    main()
