@@ -10,7 +10,8 @@ Methods:
   sdv_gaussian_copula  SDV GaussianCopulaSynthesizer, defaults
   sdv_ctgan            SDV CTGANSynthesizer, defaults except ``--epochs``
   cart_port            python-synthpop's CARTMethod as its README runs it: impute missing
-                       values, preprocess, CART with smoothing, proper, minibucket 5. The port
+                       values, preprocess, CART with smoothing, proper, minibucket 5 (the
+                       spec's categorical columns passed as text so it treats them so). The port
                        fits each column on all the others and resamples predictors from
                        bootstrapped real rows: it has no visit order.
   cart                 synthpop's sequential CART (R ``syn(method = "cart")``, its defaults:
@@ -61,16 +62,26 @@ def synthesize_sdv(data, categorical, method, epochs):
     return model.sample(num_rows=len(data))["table"]
 
 
-def synthesize_cart_port(data, seed):
+def synthesize_cart_port(data, categorical, seed):
+    """The port's README steps. It takes every numeric column for numerical, so the spec's
+    categorical columns go in as text (their values as strings) and come back to their values."""
     from synthpop import CARTMethod, DataProcessor, MissingDataHandler
 
+    cats = [c for c in data.columns if c in categorical]
+    back = {c: {str(v): v for v in data[c].dropna().unique()} for c in cats}
+    data = data.astype({c: object for c in cats})
+    for c in cats:
+        data[c] = data[c].map(lambda v: v if pd.isna(v) else str(v))
     handler = MissingDataHandler()
     metadata = handler.get_column_dtypes(data)
     imputed = handler.apply_imputation(data, handler.detect_missingness(data))
     processor = DataProcessor(metadata)
     model = CARTMethod(metadata, smoothing=True, proper=True, minibucket=5, random_state=seed)
     model.fit(processor.preprocess(imputed))
-    return processor.postprocess(model.sample(len(data)))[list(data.columns)]
+    syn = processor.postprocess(model.sample(len(data)))[list(data.columns)]
+    for c in cats:
+        syn[c] = syn[c].map(back[c])
+    return syn
 
 
 def _codes(column: pd.Series, categorical: bool) -> np.ndarray:
@@ -162,7 +173,7 @@ def main(argv=None):
         torch.set_num_threads(1)          # on a busy 2-core machine torch's OpenMP threads spin
         syn = synthesize_sdv(data, categorical, args.method, args.epochs)
     elif args.method == "cart_port":
-        syn = synthesize_cart_port(data, args.seed)
+        syn = synthesize_cart_port(data, categorical, args.seed)
     elif args.method == "cart":
         order = args.visit_order.split(",") if args.visit_order else list(data.columns)
         if sorted(order) != sorted(data.columns):
