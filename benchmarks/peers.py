@@ -174,6 +174,13 @@ def _fmt(x, nd):
     return f"{x:,.{nd}f}"
 
 
+def _single_runs(methods: dict) -> list[str]:
+    """Methods other than the random CART orders: ours first, then the peers in PEERS order."""
+    rank = ["ours_rpl", "ours_rl", *PEERS]
+    return sorted((k for k in methods if not k.startswith("cart_order_")),
+                  key=lambda k: rank.index(k) if k in rank else len(rank))
+
+
 def _orders(methods: dict) -> list[dict]:
     return [v for k, v in methods.items() if k.startswith("cart_order_")]
 
@@ -181,9 +188,8 @@ def _orders(methods: dict) -> list[dict]:
 def table(entry: dict) -> list[str]:
     methods = entry["methods"]
     L = ["| method | " + " | ".join(h for _, h, _ in COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
-    for name, v in methods.items():
-        if not name.startswith("cart_order_"):
-            L.append(f"| {name} | " + " | ".join(_fmt(v.get(k), nd) for k, _, nd in COLUMNS) + " |")
+    for name in _single_runs(methods):
+        L.append(f"| {name} | " + " | ".join(_fmt(methods[name].get(k), nd) for k, _, nd in COLUMNS) + " |")
     orders = _orders(methods)
     if orders:
         def spread(k, nd):
@@ -235,7 +241,7 @@ METHODS_TEXT = """\
 | ours_rl | the same with `--method rl` (the paper's rank-likelihood baseline) | `.venv` |
 | sdv_gaussian_copula | SDV `GaussianCopulaSynthesizer`, defaults; metadata detected, then column kinds set to the spec's (categorical, binary -> categorical; count, continuous -> numerical), no primary key | `.venv-peers` |
 | sdv_ctgan | SDV `CTGANSynthesizer`, defaults except epochs (below), same metadata | `.venv-peers` |
-| cart_port | python-synthpop's `CARTMethod` as its README runs it: impute missing cells, preprocess, CART with smoothing, proper, minibucket 5. The port fits each column on all the others and draws the predictors from bootstrapped real rows: it has no visit order | `.venv-peers` |
+| cart_port | python-synthpop's `CARTMethod` as its README runs it: impute missing cells, preprocess, CART with smoothing, proper, minibucket 5; the spec's categorical columns passed as text, since it takes coded categories for numbers. The port fits each column on all the others and draws the predictors from bootstrapped real rows: it has no visit order | `.venv-peers` |
 | cart | synthpop's sequential CART (R `syn(method = "cart")` defaults: minbucket 5, no smoothing, not proper) on scikit-learn trees, in the file's column order (synthpop's default visit sequence) | `.venv-peers` |
 | cart, random orders | the same in random visit orders (the paper's Figure 4: utility depends on the order); scored without the anonymeter attacks | `.venv-peers` |
 | independent | every column resampled on its own from its empirical marginal | `.venv-peers` |
@@ -245,7 +251,7 @@ METHODS_TEXT = """\
 def markdown(res: dict, out: Path, md_path: Path) -> str:
     m, cfg = res["machine"], res["config"]
     command = "nice -n 19 .venv/bin/python benchmarks/peers.py" + (" --quick" if res["quick"] else "")
-    seconds = sum(r.get("seconds", 0) for r in res["runs"].values())
+    seconds = sum(v["wall_seconds"] for e in res["datasets"].values() for v in e["methods"].values())
     L = [f"# Peer benchmark: mixsynth beside the synthesizers users would pick instead{' (quick run)' if res['quick'] else ''}", "",
          "Issue 6, parts 1-3, on the three small real files. Every number is in "
          f"`benchmarks/results/{out.name}.json`.", "",
@@ -261,15 +267,16 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
          f"method, report {cfg['report_seed']}, CART visit orders `numpy.random.default_rng({cfg['cart_order_seed']})"
          ".permutation`, one per order. SDV seeds numpy, random and torch before fitting, then samples from its own "
          "fixed seed (73251), as for its users.",
-         f"- Command: `bash benchmarks/peers/setup.sh` once (about 3 minutes), then `{command}`: "
-         f"{seconds / 60:.0f} minutes here, waiting for a quieter machine included. "
+         f"- Command: `bash benchmarks/peers/setup.sh` once (about 3 minutes), then `{command}`; "
+         f"the synthesizers' wall times add up to {seconds / 60:.0f} minutes here, and scoring adds "
+         "about a third to that. "
          "`--only DATASET` re-runs one file; `--resume` keeps the methods the JSON already holds and runs "
          "the rest; `--render` rewrites this page and the plots from the JSON.",
          "- Our sampler: " + ("the example specs' settings (ncbirths 10,000 sweeps, cps1988 4,000, nhefs 6,000; "
                               "2 chains)." if not cfg["sweeps"] else f"reduced for the quick run: {cfg['sweeps']}."),
          f"- CTGAN epochs: SDV's default 300, capped at {cfg['ctgan_max_steps']} optimizer steps (batch "
          f"{cfg['ctgan_batch']}) because of CPU time" + (
-             ": 300 epochs on ncbirths took 6 minutes on this shared 2-core machine; the cap is what 300 "
+             ": 300 epochs on ncbirths took 1.5-6 minutes on this shared 2-core machine; the cap is what 300 "
              "epochs are on the ~1,300-row files and binds on cps1988 only (epochs per file in its section)."
              if not res["quick"] else " (quick run; epochs per file in its section)."),
          "- Wall time is the whole subprocess (start-up and imports included); peak MiB is the largest "
@@ -334,7 +341,7 @@ def plots(res: dict, out: Path) -> list[str]:
         fig, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 3.6), squeeze=False)
         for ax, dataset in zip(axes[0], datasets):
             methods = res["datasets"][dataset]["methods"]
-            names = [k for k in methods if not k.startswith("cart_order_")]
+            names = _single_runs(methods)
             for y, name in enumerate(names):
                 v = methods[name].get(key)
                 if v is not None:
