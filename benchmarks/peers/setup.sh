@@ -10,7 +10,7 @@ PYTHON=${PYTHON:-python3.11}
 PIP=".venv-peers/bin/python -m pip"
 $PIP install --quiet --upgrade pip
 $PIP install --quiet "torch==2.13.0"
-$PIP install --quiet "torch==2.13.0" "pandas<3" "sdv==2.0.0" "python-synthpop==0.1.2" "psutil"
+$PIP install --quiet "torch==2.13.0" "pandas==2.3.3" "sdv==2.0.0" "python-synthpop==0.1.2"
 $PIP check
 .venv-peers/bin/python -m pip freeze | grep -i -E '^(torch|sdv|ctgan|copulas|rdt|python-synthpop|pandas|numpy|scikit-learn|scipy)==' \
   | tee benchmarks/peers/versions.txt
