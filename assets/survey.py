@@ -223,7 +223,8 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
         with withheld_details("building the report"):
             spec = spec_of(train)
             syns = [confidential.read_table(name, wave, f"candidate/{f}") for f in files]
-            report = build_report(train, syns, spec, holdout=holdout, seed=survey.seed)
+            convergence = confidential.load_model(name, wave, "model.npz").convergence_
+            report = build_report(train, syns, spec, holdout=holdout, seed=survey.seed, convergence=convergence)
             confidential.write_json(report, name, wave, "candidate/report.json")
             page = confidential.owner_only(
                 write_report(confidential.folder(name, wave, "candidate", "report"), report, None))[-1]

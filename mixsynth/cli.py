@@ -88,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="YAML spec with the `report:` (and optional `release:`) sections")
     rep.add_argument("--out", type=Path, required=True, help="directory for report.json and summary.md")
     rep.add_argument("--holdout", type=Path, help="real rows kept out of synthesis (for TSTR and DCR)")
+    rep.add_argument("--model", type=Path, help="the fitted model (.npz): adds its convergence (R-hat, ESS)")
     rep.add_argument("--seed", type=int, default=0)
     rep.set_defaults(run=_report)
     return p
@@ -216,7 +217,8 @@ def _report(args):
     if args.out.exists() and not args.out.is_dir():
         raise InputError(f"--out '{args.out}' is a file; give a directory")
     started = time.monotonic()
-    report = build_report(real, syns, spec, holdout=holdout, seed=args.seed)
+    convergence = CopulaSynthesizer.load(args.model).convergence_ if args.model else None
+    report = build_report(real, syns, spec, holdout=holdout, seed=args.seed, convergence=convergence)
     decision = decide(report, release) if release is not None else None
     paths = write_report(args.out, report, decision)
     extras = ", ".join(f"{k} {v:.1f} s" for k, v in report["seconds"].items() if k != "total" and v)

@@ -85,6 +85,20 @@ def test_the_projects_own_synthesizer_keeps_most_of_the_association_the_crude_on
     assert ours["headline"]["exact_copies"] == 0 and ours["headline"]["mean_cio"] > 0.2 > 0 > crude["headline"]["mean_cio"]
 
 
+def test_convergence_enters_the_headline_and_a_rule_can_require_it(tables):
+    spec = infer_spec(tables["real"], RAW)
+    conv = {"rhat_max": 1.42, "ess_bulk_min": 6.0, "rhat_median": 1.01}
+    report = build_report(tables["real"], [tables["boot"]], spec, holdout=tables["holdout"], convergence=conv)
+    assert report["convergence"] == conv
+    assert (report["headline"]["max_rhat"], report["headline"]["min_ess_bulk"]) == (1.42, 6.0)
+    rules = {"rules": [{"measure": "max_rhat", "max": 1.1}, {"measure": "min_ess_bulk", "min": 100}]}
+    decision = decide(report, rules)
+    assert decision["decision"] == "reject" and not any(r["passed"] for r in decision["rules"])
+    unconverged = build_report(tables["real"], [tables["boot"]], spec)
+    assert unconverged["headline"]["max_rhat"] is None and any("convergence" in n for n in unconverged["notes"])
+    assert decide(unconverged, rules)["decision"] == "reject"        # not measured: no release
+
+
 def test_bootstrap_of_independent_sample_passes_and_combines(tables):
     spec = infer_spec(tables["real"], RAW)
     second = tables["boot"].sample(frac=1, replace=True, random_state=1).reset_index(drop=True)
@@ -94,7 +108,8 @@ def test_bootstrap_of_independent_sample_passes_and_combines(tables):
     assert report["rows"] == {"real": N, "synthetic": [N, N], "m": 2, "holdout": N // 4}
     decision = decide(report, RAW["release"])
     assert decision["decision"] == "release", decision
-    assert report["headline"]["exact_copies"] == 0 and report["notes"] == []
+    assert report["headline"]["exact_copies"] == 0 and report["notes"] == [
+        "convergence: not given (report from files only; pass the model to include it)"]
 
 
 def test_without_holdout_the_holdout_measures_are_none_with_a_note(tables):

@@ -77,6 +77,9 @@ HEADLINE_MEASURES = {
                                    "held-out real rows are (about 0.05 expected)",
     "min_tstr_difference": "smallest TSTR score difference (synthetic-trained - real-trained)",
     "max_outlier_r2": "largest outlier attribute-disclosure R^2 at either end (near 0 protective)",
+    "max_rhat": "largest R-hat of the copula correlations over the chains (below 1.01-1.1 means "
+                "converged; from the model)",
+    "min_ess_bulk": "smallest bulk effective sample size of the copula correlations (from the model)",
     "anonymeter_singling_out": "anonymeter singling-out risk (0 to 1; needs a holdout and the anonymeter "
                                "environment)",
     "anonymeter_linkability": "anonymeter linkability risk, quasi-identifiers against the other columns",
@@ -94,17 +97,20 @@ _OUTLIER_KEYS = ("public", "sensitive", "k")
 
 
 def build_report(real: pd.DataFrame, syns: list[pd.DataFrame], spec: TableSpec,
-                 holdout: pd.DataFrame | None = None, seed: int = 0) -> dict:
+                 holdout: pd.DataFrame | None = None, seed: int = 0, convergence: dict | None = None) -> dict:
     """The report dict (module docstring) of synthetic tables ``syns`` (m >= 1) against ``real``.
+    ``convergence`` is the fitted model's ``convergence_`` (R-hat and ESS of the copula
+    correlations), kept as ``report["convergence"]`` and headline ``max_rhat``,
+    ``min_ess_bulk`` so release rules can require converged chains; None without a model.
 
     Runs with one OpenMP/BLAS thread: the gradient-boosting fits spin their threads, and on a
     machine whose cores are busy (another run, chains) that made a 1.4 s report take 28-60 s.
     """
     with threadpool_limits(1):
-        return _build_report(real, syns, spec, holdout, seed)
+        return _build_report(real, syns, spec, holdout, seed, convergence)
 
 
-def _build_report(real, syns, spec, holdout, seed) -> dict:
+def _build_report(real, syns, spec, holdout, seed, convergence) -> dict:
     if isinstance(syns, pd.DataFrame):
         syns = [syns]
     if not syns:
@@ -175,8 +181,11 @@ def _build_report(real, syns, spec, holdout, seed) -> dict:
         "pmse": analyses.pmse(real[names], syn[names], seed=seed),
         "risk": {"exact_copies": copies[0], "exact_copies_per_file": copies, "dcr": dcr,
                  "attribute_inference": inference, "outlier_disclosure": outliers, "anonymeter": attacks},
+        "convergence": convergence,
         "notes": notes,
     }
+    if convergence is None:
+        notes.append("convergence: not given (report from files only; pass the model to include it)")
     report["headline"] = _headline(report)
     report["headline_meaning"] = dict(HEADLINE_MEASURES)
     seconds["total"] = time.perf_counter() - started
@@ -328,6 +337,8 @@ def _headline(report: dict) -> dict:
         "dcr_share_below_holdout_q05": None if dcr is None else dcr["share_synthetic_below_holdout_q05"],
         "min_tstr_difference": min(tstr_diffs) if tstr_diffs else None,
         "max_outlier_r2": max(outlier_r2) if outlier_r2 else None,
+        "max_rhat": (report["convergence"] or {}).get("rhat_max"),
+        "min_ess_bulk": (report["convergence"] or {}).get("ess_bulk_min"),
         "anonymeter_singling_out": attacks and attacks["singling_out"]["risk"],
         "anonymeter_linkability": attacks and (attacks.get("linkability") or {}).get("risk"),
         "anonymeter_max_inference": attacks and max((a["risk"] for a in attacks["inference"]), default=None),
