@@ -11,8 +11,6 @@ import dagster as dg
 from mixsynth import InputError
 
 _PLOT = re.compile(r"""src=['"](data:image/png;base64,[A-Za-z0-9+/=]+)['"]""")
-RISK_MEASURES = ("exact_copies", "exact_copies_unique_quasi", "max_attribute_lift",
-                 "dcr_share_below_holdout_q05", "max_outlier_r2")
 
 
 @contextlib.contextmanager

@@ -21,11 +21,12 @@ import numpy as np
 
 from mixsynth import CopulaSynthesizer, InputError, infer_spec, read_table
 from mixsynth.landing import file_digest, wave_file
+from mixsynth.report.measures import RISK_MEASURES
 from mixsynth.settings import method_settings
 from mixsynth.survey import Survey
 from resources import ConfidentialStore, LandingArea, ReleaseStore
 
-from .metadata import (RISK_MEASURES, expectations_table, measures_table, number, report_plots,
+from .metadata import (expectations_table, measures_table, number, report_plots,
                        rules_table, withheld_details)
 
 FINGERPRINT_TAG = "mixsynth/fingerprint"

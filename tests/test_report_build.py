@@ -9,7 +9,8 @@ from threadpoolctl import threadpool_limits
 
 from mixsynth import CopulaSynthesizer
 from mixsynth.cli import main
-from mixsynth.report.build import HEADLINE_MEASURES, SCHEMA, build_report
+from mixsynth.report.build import SCHEMA, build_report
+from mixsynth.report.measures import HEADLINE_MEASURES
 from mixsynth.report.release import decide
 from mixsynth.schema import infer_spec
 from mixsynth.tableio import InputError

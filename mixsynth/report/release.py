@@ -9,7 +9,7 @@ The spec's ``release:`` section::
         - {measure: max_cramers_v_drop, max: 0.05}
         - {measure: exact_copies, max: 0}
 
-Each rule names a headline measure (``mixsynth.report.build.HEADLINE_MEASURES``) and a bound,
+Each rule names a headline measure (``mixsynth.report.measures.HEADLINE_MEASURES``) and a bound,
 ``min`` (value >= min passes) and/or ``max`` (value <= max passes); an optional ``limitation``
 is the text to publish with the file if the rule fails, which lets the file go out with that
 limitation instead of being rejected. A measure the report did not compute (None) fails with
@@ -17,7 +17,8 @@ the reason "not measured", and no limitation text lets it pass: nothing was chec
 """
 from __future__ import annotations
 
-from .build import HEADLINE_MEASURES, SCHEMA
+from .build import SCHEMA
+from .measures import HEADLINE_MEASURES
 from ..tableio import InputError
 
 DECISION_SCHEMA = "mixsynth-decision/1"
