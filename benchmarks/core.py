@@ -532,6 +532,18 @@ def runs_footer(res: dict) -> list[str]:
         + (f", {v['seconds']:.0f} s" if "seconds" in v else "") for k, v in runs.items()) + ".", ""]
 
 
+def run_piece(res: dict, key: str, fn, max_wait: float) -> None:
+    """Run one benchmark piece ``fn() -> dict`` after waiting up to ``max_wait`` seconds for a
+    quiet machine; keep its result (with the wait) as ``res[key]`` and when, at which commit
+    and in how many seconds it ran as ``res["runs"][key]``."""
+    wait = wait_until_quiet(max_wait) if max_wait > 0 else None
+    t0 = time.perf_counter()
+    res[key] = fn()
+    res[key]["wait"] = wait
+    res["runs"][key] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                        "git_commit": res["machine"]["git_commit"], "seconds": time.perf_counter() - t0}
+
+
 def parse_arguments(argv, description: str, name: str, pieces: list[str], quick_help: str):
     """The options every benchmark script shares; returns (args, output path without
     extension, pieces to run, seconds to wait for a quiet machine)."""
@@ -557,9 +569,6 @@ def main(argv=None) -> None:
         "short chains and 50 files per method; 'fit' includes synthesis timing")
     cfg = QUICK if args.quick else FULL
 
-    def quiet():
-        return wait_until_quiet(max_wait) if max_wait > 0 else None
-
     res = {"quick": args.quick, "config": cfg, "targets": TARGETS, "machine": machine(), "runs": {}}
     if args.only and out.with_suffix(".json").exists():
         # re-running some pieces: keep the others from the existing results
@@ -581,13 +590,7 @@ def main(argv=None) -> None:
         out.with_suffix(".md").write_text(markdown(res))
 
     def run(key, fn):
-        q = quiet()
-        t0 = time.perf_counter()
-        res[key] = fn()
-        res[key]["wait"] = q
-        res["runs"][key] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                            "git_commit": res["machine"]["git_commit"],
-                            "seconds": time.perf_counter() - t0}
+        run_piece(res, key, fn, max_wait)
         save()
 
     if "sweeps" in pieces:

@@ -12,7 +12,6 @@ synthesizer), `mixsynth fit` with the spec's settings (seed 1), then five synthe
 `mixsynth report` against the training rows and the holdout. Wall seconds of each command
 are measured around the subprocess (Python start-up and file reading included).
 """
-import datetime as dt
 import json
 import os
 import re
@@ -26,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from core import log, machine, parse_arguments, runs_footer, wait_until_quiet  # noqa: E402
+from core import log, machine, parse_arguments, run_piece, runs_footer  # noqa: E402
 
 DATASETS = ("ncbirths", "cps1988", "nhefs")
 SEEDS = (1, 2, 3, 4, 5)
@@ -125,12 +124,7 @@ def main(argv=None) -> None:
         res.update({k: old[k] for k in DATASETS if k in old})
     with tempfile.TemporaryDirectory() as tmp:
         for name in pieces:
-            wait = wait_until_quiet(max_wait) if max_wait > 0 else None
-            t0 = time.perf_counter()
-            res[name] = bench_dataset(name, args.quick, Path(tmp))
-            res[name]["wait"] = wait
-            res["runs"][name] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                                 "git_commit": res["machine"]["git_commit"], "seconds": time.perf_counter() - t0}
+            run_piece(res, name, lambda: bench_dataset(name, args.quick, Path(tmp)), max_wait)
             out.with_suffix(".json").write_text(json.dumps(res, indent=2, default=float) + "\n")
             out.with_suffix(".md").write_text(markdown(res))
     log(f"wrote {out.with_suffix('.md')}")

@@ -18,7 +18,6 @@ of the two scores; the KS statistic of each score against the real one.
 
 Helpers (machine header, waiting for a quiet machine, other load, memory) come from core.py.
 """
-import datetime as dt
 import json
 import statistics
 import sys
@@ -31,7 +30,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from core import (TreeMemory, _f, _load, cpu_snapshot, log, machine, other_load,  # noqa: E402
-                  parse_arguments, runs_footer, rusage_kib, wait_until_quiet)
+                  parse_arguments, run_piece, runs_footer, rusage_kib)
 
 RESPONSES = ("ReadScal1", "MathScal1")
 FULL = dict(
@@ -442,12 +441,7 @@ def main(argv=None) -> None:
         out.with_suffix(".md").write_text(markdown(res))
 
     def run(key, fn):
-        q = wait_until_quiet(max_wait) if max_wait > 0 else None
-        t0 = time.perf_counter()
-        res[key] = fn()
-        res[key]["wait"] = q
-        res["runs"][key] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                            "git_commit": mach["git_commit"], "seconds": time.perf_counter() - t0}
+        run_piece(res, key, fn, max_wait)
         save()
 
     if "reference" in pieces:
