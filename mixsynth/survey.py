@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .sampler import SamplerSettings
+from .settings import sampler_settings
 from .schema import load_spec
 from .tableio import InputError
 
@@ -47,8 +48,7 @@ class Survey:
 
     def sampler_settings(self) -> SamplerSettings:
         """The MCMC settings of the spec's ``sampler:`` section (fixes the number of chains)."""
-        return SamplerSettings.from_dict({k: v for k, v in (self.spec.get("sampler") or {}).items()
-                                          if k != "method"})
+        return sampler_settings(self.spec.get("sampler") or {})[0]
 
     def landing_folder(self, root) -> Path:
         """The folder this survey's wave files land in, under the landing ``root``."""
