@@ -219,18 +219,9 @@ def report_section(spec: TableSpec) -> dict:
         family = r.get("family", "ols")
         if family not in ("ols", "logit"):
             raise InputError(f"report.regressions[{i}]: unknown family '{family}'; use ols or logit")
-        bayes = r.get("bayesian")
-        if bayes is True:
-            bayes = {}
-        elif bayes is False:
-            bayes = None
-        if bayes is not None:
-            if not isinstance(bayes, dict) or set(bayes) - set(_BAYES_KEYS) or not all(
-                    isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in bayes.values()):
-                raise InputError(f"report.regressions[{i}].bayesian: give true or a mapping of "
-                                 f"positive whole numbers with keys among {list(_BAYES_KEYS)}")
         regressions.append({"formula": str(r["formula"]), "family": family,
-                            "standardize": bool(r.get("standardize", True)), "bayesian": bayes})
+                            "standardize": bool(r.get("standardize", True)),
+                            "bayesian": _switch(r.get("bayesian"), _BAYES_KEYS, f"regressions[{i}].bayesian")})
 
     tstr = []
     for i, t in enumerate(entries("tstr", ("target",), _TSTR_KEYS)):
@@ -252,11 +243,7 @@ def report_section(spec: TableSpec) -> dict:
     min_cell = raw.get("min_cell", fidelity.MIN_CELL)
     if not isinstance(min_cell, int) or isinstance(min_cell, bool) or min_cell < 1:
         raise InputError("report.min_cell must be a whole number of rows such as 10")
-    attacks = raw.get("anonymeter")
-    attacks = {} if attacks is True else None if attacks in (None, False) else attacks
-    if attacks is not None and (not isinstance(attacks, dict) or set(attacks) - set(_ANONYMETER_KEYS) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in attacks.values())):
-        raise InputError("report.anonymeter: give true or {n_attacks: 500} (a positive whole number)")
+    attacks = _switch(raw.get("anonymeter"), _ANONYMETER_KEYS, "anonymeter")
     return {"crosstabs": crosstabs, "group_statistics": groups, "regressions": regressions,
             "tstr": tstr, "outliers": outliers, "drop_flag": float(drop_flag), "min_cell": min_cell,
             "anonymeter": attacks}
@@ -267,6 +254,19 @@ def _unknown(d: dict, allowed, where: str):
     if unknown:
         raise InputError(f"spec: unknown key(s) under {where}: {', '.join(map(str, unknown))}; "
                          f"allowed: {', '.join(allowed)}")
+
+
+def _switch(value, keys: tuple[str, ...], where: str) -> dict | None:
+    """An optional extra of the report section: absent or false -> None (off), true -> {}
+    (defaults), or a mapping of ``keys`` to positive whole numbers (InputError otherwise)."""
+    if value is None or value is False:
+        return None
+    value = {} if value is True else value
+    if not isinstance(value, dict) or set(value) - set(keys) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value.values()):
+        raise InputError(f"report.{where}: give true or a mapping of positive whole numbers with keys "
+                         f"among {list(keys)}, e.g. {{{keys[0]}: 500}}")
+    return value
 
 
 def _anonymeter(real, syn, holdout, spec, cfg, seed, notes) -> dict | None:
