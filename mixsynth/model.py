@@ -74,8 +74,7 @@ class CopulaSynthesizer:
         parallel processes here), ``set_chains``, ``fit_responses``: both give the same model
         for the same seed.
         """
-        self.fit_marginals(frame)
-        _, cons = self._encode(frame)
+        cons = self._fit_marginals(frame)
         self.set_chains(run_chains(cons, self.factors_, self.settings, self.seed, self.workers, monitor))
         return self.fit_responses(frame)
 
@@ -89,6 +88,12 @@ class CopulaSynthesizer:
         """First stage: the latent layout, the number of factors, the marginals and the
         categorical joint. Sets ``spec_``, ``columns_``, ``factors_``, ``n_rows_``,
         ``marginals_``, ``joint_``."""
+        self._fit_marginals(frame)
+        return self
+
+    def _fit_marginals(self, frame: pd.DataFrame):
+        """fit_marginals; returns the constraints the data put on the latent columns, which
+        the chains sample under (confidential: never kept on the model)."""
         (spec, values, columns), cons = self._encode(frame)
         if spec.synthesis.get("rules"):
             check_rules(frame, spec.synthesis["rules"])
@@ -109,7 +114,7 @@ class CopulaSynthesizer:
         sources = categorical_sources(columns)
         self.joint_ = CategoricalJoint.from_codes(
             level_codes(values, sources), [len(spec.column(s).levels) for s in sources])
-        return self
+        return cons
 
     def run_chain(self, frame: pd.DataFrame, chain: int, progress=None) -> dict[str, np.ndarray]:
         """Second stage, one chain (after ``fit_marginals``): its kept draws, alpha (T, p),
