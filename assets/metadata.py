@@ -9,6 +9,7 @@ from pathlib import Path
 import dagster as dg
 
 from mixsynth import InputError
+from mixsynth.report.measures import show_value
 
 _PLOT = re.compile(r"""src=['"](data:image/png;base64,[A-Za-z0-9+/=]+)['"]""")
 
@@ -35,14 +36,10 @@ def number(x) -> float | None:
     return None if x is None else float(x)
 
 
-def show(x) -> str:
-    return "n/a" if x is None else f"{x:.4g}" if isinstance(x, float) else str(x)
-
-
 def measures_table(headline: dict, meanings: dict, names) -> dg.MetadataValue:
     """A markdown table of the named headline measures: name, value, meaning."""
     lines = ["| measure | value | meaning |", "|---|---|---|"]
-    lines += [f"| {n} | {show(headline.get(n))} | {meanings.get(n, '')} |" for n in names]
+    lines += [f"| {n} | {show_value(headline.get(n))} | {meanings.get(n, '')} |" for n in names]
     return dg.MetadataValue.md("\n".join(lines))
 
 
@@ -51,7 +48,7 @@ def rules_table(decision: dict) -> dg.MetadataValue:
     lines = ["| rule | value | threshold | passed | reason |", "|---|---|---|---|---|"]
     for r in decision["rules"]:
         passed = "yes" if r["passed"] else "with limitation" if r["passes_with_limitation"] else "NO"
-        lines.append(f"| {r['measure']} | {show(r['value'])} | {r['threshold']} | {passed} | {r['reason']} |")
+        lines.append(f"| {r['measure']} | {show_value(r['value'])} | {r['threshold']} | {passed} | {r['reason']} |")
     if decision["limitations"]:
         lines += ["", "Limitations published with the file:", ""]
         lines += [f"- {t}" for t in decision["limitations"]]
@@ -63,7 +60,7 @@ def expectations_table(outcome: dict) -> dg.MetadataValue:
     lines = [f"{outcome['successful']} of {outcome['evaluated']} expectations met.", "",
              "| file | expectation | column | met | unexpected rows |", "|---|---|---|---|---|"]
     lines += [f"| {r['file']} | {r['expectation']} | {r['column'] or ''} | {'yes' if r['success'] else 'NO'} | "
-              f"{show(r['unexpected_count'])} |" for r in outcome["results"]]
+              f"{show_value(r['unexpected_count'])} |" for r in outcome["results"]]
     return dg.MetadataValue.md("\n".join(lines))
 
 

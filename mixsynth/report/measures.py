@@ -31,3 +31,8 @@ HEADLINE_MEASURES = {
 # headline measures of the disclosure-risk report; the others are the utility report's
 RISK_MEASURES = ("exact_copies", "exact_copies_unique_quasi", "max_attribute_lift", "dcr_share_below_holdout_q05",
                  "max_outlier_r2", "anonymeter_singling_out", "anonymeter_linkability", "anonymeter_max_inference")
+
+
+def show_value(v) -> str:
+    """A measure's value for a table: 4 significant digits, "n/a" when not computed."""
+    return "n/a" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from .html import render_html
+from .measures import show_value
 
 
 def write_report(out, report: dict, decision: dict | None) -> list[Path]:
@@ -29,14 +30,13 @@ def write_report(out, report: dict, decision: dict | None) -> list[Path]:
 
 def summary_markdown(report: dict, decision: dict | None) -> str:
     """A short markdown summary: headline table, then the decision rule by rule."""
-    show = lambda v: "n/a" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v)
     rows = report["rows"]
     lines = ["# mixsynth report", "",
              f"{rows['real']:,} real rows; {rows['m']} synthetic file(s) of "
              f"{', '.join(f'{n:,}' for n in rows['synthetic'])} rows; holdout: "
              f"{'none' if rows['holdout'] is None else format(rows['holdout'], ',')}.", "",
              "| measure | value | meaning |", "|---|---|---|"]
-    lines += [f"| {k} | {show(v)} | {report['headline_meaning'].get(k, '')} |"
+    lines += [f"| {k} | {show_value(v)} | {report['headline_meaning'].get(k, '')} |"
               for k, v in report["headline"].items()]
     if decision is None:
         lines += ["", "No `release:` section in the spec: no decision."]
@@ -48,7 +48,7 @@ def summary_markdown(report: dict, decision: dict | None) -> str:
         for r in decision["rules"]:
             result = ("pass" if r["passed"] else "fails, released with limitation"
                       if r["passes_with_limitation"] else "FAIL") + f" ({r['reason']})"
-            lines.append(f"| {r['measure']} | {show(r['value'])} | {r['threshold']} | {result} |")
+            lines.append(f"| {r['measure']} | {show_value(r['value'])} | {r['threshold']} | {result} |")
         if decision["limitations"]:
             lines += ["", "Limitations to publish with the file:", ""]
             lines += [f"- {text}" for text in decision["limitations"]]
