@@ -544,6 +544,14 @@ def run_piece(res: dict, key: str, fn, max_wait: float) -> None:
                         "git_commit": res["machine"]["git_commit"], "seconds": time.perf_counter() - t0}
 
 
+def save_results(res: dict, out: Path, markdown) -> None:
+    """Write ``res`` (with the process's resource use so far) to OUT.json and ``markdown(res)``
+    to OUT.md; called after every piece, so an interrupted run keeps what it finished."""
+    res["rusage_end"] = rusage_kib()
+    out.with_suffix(".json").write_text(json.dumps(res, indent=2, default=float) + "\n")
+    out.with_suffix(".md").write_text(markdown(res))
+
+
 def parse_arguments(argv, description: str, name: str, pieces: list[str], quick_help: str):
     """The options every benchmark script shares; returns (args, output path without
     extension, pieces to run, seconds to wait for a quiet machine)."""
@@ -584,14 +592,9 @@ def main(argv=None) -> None:
                                           for k in ("sweeps", "fit", "synthesis", "table2") if k in old}
     t_start = time.perf_counter()
 
-    def save():
-        res["rusage_end"] = rusage_kib()
-        out.with_suffix(".json").write_text(json.dumps(res, indent=2, default=float) + "\n")
-        out.with_suffix(".md").write_text(markdown(res))
-
     def run(key, fn):
         run_piece(res, key, fn, max_wait)
-        save()
+        save_results(res, out, markdown)
 
     if "sweeps" in pieces:
         log("a. timing Gibbs sweeps")

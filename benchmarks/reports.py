@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from core import log, machine, parse_arguments, run_piece, runs_footer  # noqa: E402
+from core import log, machine, parse_arguments, run_piece, runs_footer, save_results  # noqa: E402
 
 DATASETS = ("ncbirths", "cps1988", "nhefs")
 SEEDS = (1, 2, 3, 4, 5)
@@ -125,8 +125,7 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in pieces:
             run_piece(res, name, lambda: bench_dataset(name, args.quick, Path(tmp)), max_wait)
-            out.with_suffix(".json").write_text(json.dumps(res, indent=2, default=float) + "\n")
-            out.with_suffix(".md").write_text(markdown(res))
+            save_results(res, out, markdown)
     log(f"wrote {out.with_suffix('.md')}")
 
 

@@ -30,7 +30,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from core import (TreeMemory, _f, _load, cpu_snapshot, log, machine, other_load,  # noqa: E402
-                  parse_arguments, run_piece, runs_footer, rusage_kib)
+                  parse_arguments, run_piece, runs_footer, rusage_kib, save_results)
 
 RESPONSES = ("ReadScal1", "MathScal1")
 FULL = dict(
@@ -435,14 +435,9 @@ def main(argv=None) -> None:
     log(f"real regression: n {real_reg['n']}, {len(real_reg['coef'])} coefficients, R^2 {real_reg['r2']:.3f}")
     t_start = time.perf_counter()
 
-    def save():
-        res["rusage_end"] = rusage_kib()
-        out.with_suffix(".json").write_text(json.dumps(res, indent=2, default=float) + "\n")
-        out.with_suffix(".md").write_text(markdown(res))
-
     def run(key, fn):
         run_piece(res, key, fn, max_wait)
-        save()
+        save_results(res, out, markdown)
 
     if "reference" in pieces:
         log("reference: fresh tables from the generating model")
