@@ -191,8 +191,7 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
         with withheld_details("synthesizing"):
             _, _, opts = method_settings(model.spec_)
             rows, m = opts.pop("rows"), int(opts.pop("m"))
-            tables = ([model.sample(rows, seed=survey.seed, **opts)] if m == 1
-                      else model.sample_many(m, rows, seed=survey.seed, **opts))
+            tables = model.sample_files(m, rows, survey.seed, **opts)
             names = ["synthetic.csv"] if m == 1 else [f"synthetic_{i}.csv" for i in range(1, m + 1)]
             paths = [confidential.write_table(t, name, wave, f"candidate/{n}") for n, t in zip(names, tables)]
             outcome = check_synthetic([read_table(p) for p in paths], model.spec_, train)

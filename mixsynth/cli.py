@@ -151,11 +151,9 @@ def _synthesis_options(args, model: CopulaSynthesizer) -> tuple[int | None, int,
 def _write_synthetic(model: CopulaSynthesizer, args, seed: int) -> None:
     rows, m, opts = _synthesis_options(args, model)
     started = time.monotonic()
-    if m == 1:
-        paths, tables = [args.out], [model.sample(rows, seed=seed, **opts)]
-    else:
-        paths = [args.out.with_name(f"{args.out.stem}_{i}{args.out.suffix}") for i in range(1, m + 1)]
-        tables = model.sample_many(m, rows, seed=seed, **opts)
+    tables = model.sample_files(m, rows, seed, **opts)
+    paths = [args.out] if m == 1 else [args.out.with_name(f"{args.out.stem}_{i}{args.out.suffix}")
+                                       for i in range(1, m + 1)]
     for path, table in zip(paths, tables):
         write_table(table, path)
     print(f"synthesized {m} file(s) of {len(tables[0]):,} rows in {time.monotonic() - started:.1f} s:")

@@ -253,6 +253,10 @@ class CopulaSynthesizer:
         info["exact_share"] = exact
         return from_codes(values, self.spec_), info
 
+    def sample_files(self, m: int, n_rows: int | None = None, seed: int = 0, **kwargs) -> list[pd.DataFrame]:
+        """The m files of a release: ``[sample(seed)]`` for one, ``sample_many`` for several."""
+        return [self.sample(n_rows, seed=seed, **kwargs)] if m == 1 else self.sample_many(m, n_rows, seed, **kwargs)
+
     def sample_many(self, m: int, n_rows: int | None = None, seed: int = 0, **kwargs) -> list[pd.DataFrame]:
         """m synthetic tables from m different posterior draws (needs m <= n_draws_)."""
         if not 1 <= m <= self.n_draws_:
