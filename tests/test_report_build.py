@@ -197,3 +197,16 @@ def test_cli_report_end_to_end(tables, tmp_path, capsys):
     assert main(["report", str(paths["real"]), str(paths["syn1"]), "--spec", str(spec), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "unknown measure 'nope'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_regression_where_fits_the_same_rows_of_both_files(tables):
+    """`where` keeps the rows a regression is defined on (log of a column with zeros), in the
+    real and the synthetic file alike."""
+    real = tables["real"].assign(income=tables["real"]["income"].where(tables["real"]["visits"] != 0, 0.0))
+    boot = tables["boot"].assign(income=tables["boot"]["income"].where(tables["boot"]["visits"] != 0, 0.0))
+    kept = lambda t: int((t["income"] > 0).sum())
+    raw = {"report": {"regressions": [{"formula": "np.log(income) ~ visits + C(smoker)", "where": "income > 0"}]}}
+    report = build_report(real, [boot], infer_spec(real, raw))
+    single = report["regressions"][0]["single"]
+    assert (single["n_real"], single["n_synthetic"]) == (kept(real), kept(boot)) and kept(real) < N
+    assert single["mean_cio"] > 0.3

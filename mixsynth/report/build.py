@@ -26,6 +26,7 @@ The spec's ``report:`` section (``spec.extra["report"]``; every key optional)::
         - {stat: quantile, column: wage, by: [sex, region], q: 0.9}
       regressions:                             # statsmodels formulas; family ols (default) or logit
         - {formula: "np.log(wage) ~ education + experience", family: ols, standardize: true,
+           where: "wage > 0",                  # optional: pandas query, rows both files keep
            bayesian: {draws: 1000, tune: 1000}}  # optional: the paper's horseshoe regression
                                                   # too (PyMC, the 'bayes' extra)
       tstr:                                    # needs a holdout; task regression (default) or
@@ -66,7 +67,7 @@ _REPORT_KEYS = ("crosstabs", "group_statistics", "regressions", "tstr", "outlier
                 "anonymeter")
 _ANONYMETER_KEYS = ("n_attacks",)
 _GROUP_KEYS = ("stat", "column", "by", "where", "weight", "q", "level")
-_REGRESSION_KEYS = ("formula", "family", "standardize", "bayesian")
+_REGRESSION_KEYS = ("formula", "family", "standardize", "where", "bayesian")
 _BAYES_KEYS = ("draws", "tune", "chains")
 _TSTR_KEYS = ("target", "task", "features")
 _OUTLIER_KEYS = ("public", "sensitive", "k")
@@ -110,11 +111,13 @@ def _build_report(real, syns, spec, holdout, seed, convergence) -> dict:
 
     regressions = []
     for r in cfg["regressions"]:
-        single = analyses.regression(real, syn, r["formula"], r["family"], r["standardize"])
-        combined = (analyses.regression_combined(real, syns, r["formula"], r["family"], r["standardize"])
+        rows = (lambda t: t.query(r["where"])) if r["where"] else (lambda t: t)
+        r_real, r_syns = rows(real), [rows(s) for s in syns]
+        single = analyses.regression(r_real, r_syns[0], r["formula"], r["family"], r["standardize"])
+        combined = (analyses.regression_combined(r_real, r_syns, r["formula"], r["family"], r["standardize"])
                     if len(syns) > 1 else None)
         t0 = time.perf_counter()
-        bayes = (analyses.regression(real, syn, r["formula"], r["family"], r["standardize"],
+        bayes = (analyses.regression(r_real, r_syns[0], r["formula"], r["family"], r["standardize"],
                                      bayesian={**r["bayesian"], "seed": seed})
                  if r["bayesian"] is not None else None)
         seconds["horseshoe"] += time.perf_counter() - t0
@@ -220,7 +223,7 @@ def report_section(spec: TableSpec) -> dict:
         if family not in ("ols", "logit"):
             raise InputError(f"report.regressions[{i}]: unknown family '{family}'; use ols or logit")
         regressions.append({"formula": str(r["formula"]), "family": family,
-                            "standardize": bool(r.get("standardize", True)),
+                            "standardize": bool(r.get("standardize", True)), "where": r.get("where"),
                             "bayesian": _switch(r.get("bayesian"), _BAYES_KEYS, f"regressions[{i}].bayesian")})
 
     tstr = []

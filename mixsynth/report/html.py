@@ -173,7 +173,8 @@ def _targets(report: dict) -> str:
 def _regression(r: dict) -> str:
     which = ("combined over the synthetic files with the fully synthetic combining rules of "
              "Raghunathan, Reiter and Rubin (2003)" if r["combined"] else "first synthetic file")
-    out = [f"<h3>Regression ({_e(r['family'])}): <code>{_e(r['formula'])}</code></h3>",
+    rows = f" on rows where <code>{_e(r['where'])}</code>" if r.get("where") else ""
+    out = [f"<h3>Regression ({_e(r['family'])}): <code>{_e(r['formula'])}</code>{rows}</h3>",
            _p(f"Numeric predictors {'standardized within each file' if r['standardize'] else 'on their own scale'}. "
               f"Interval overlap: 1 is identical intervals; about 0.7-0.8 is what a second sample "
               f"of the real population gives."),
