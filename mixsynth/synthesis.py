@@ -14,6 +14,8 @@ from scipy import special
 from .latent import LatentColumn, build_constraints, draw_latent
 from .truncnorm import seed_streams
 
+MIN_MATCH_SHARE = 0.01  # a proposal batch matching fewer of the rows left ends the proposals
+
 
 @dataclass(frozen=True)
 class Draw:
@@ -75,8 +77,10 @@ def latent_rows(draw: Draw, columns: list[LatentColumn], cat_codes: np.ndarray,
 
     eta given the categorical combination is drawn exactly by rejection: ``proposals``
     batches of n unconstrained draws of (eta, z_cat) are matched to the rows whose
-    combination their signs spell out. A row left without a match (a combination the model
-    finds rare) gets ``gibbs_steps`` sweeps of the (z_cat | eta, eta | z_cat) Gibbs sampler.
+    combination their signs spell out; proposing stops early once a batch matches under
+    ``MIN_MATCH_SHARE`` of the rows left (many categoricals make most combinations unique).
+    A row left without a match (a combination the model finds rare) gets ``gibbs_steps``
+    sweeps of the (z_cat | eta, eta | z_cat) Gibbs sampler.
     """
     rng_seed, stream_seed = seed.spawn(2)
     rng = np.random.default_rng(rng_seed)
@@ -96,7 +100,10 @@ def latent_rows(draw: Draw, columns: list[LatentColumn], cat_codes: np.ndarray,
             zl = lam @ prop_eta + alpha[:, None] + sd[:, None] * rng.standard_normal((L.size, n))
             rows, props = _match(cat_codes, todo, _sign_codes(zl, groups))
             etaT[:, rows] = prop_eta[:, props]
+            left = todo.sum()
             todo[rows] = False
+            if rows.size < MIN_MATCH_SHARE * left:
+                break
         exact = float(1.0 - todo.mean())
         if todo.any():
             etaT[:, todo] = _gibbs(draw, L, [columns[j] for j in L], cat_codes[:, todo], sources,

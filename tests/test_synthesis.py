@@ -262,3 +262,22 @@ def test_edit_rules_hold_in_every_synthetic_row(short_run):
                                                                       if employed[0] == 1 else np.r_[40.0, hours[1:]]))
     with pytest.raises(ValueError, match="cannot be evaluated"):
         CopulaSynthesizer(infer_spec(table, {"synthesis": {"rules": ["salary > 0"]}}), short_run).fit_marginals(table)
+
+
+def test_proposals_stop_once_combinations_are_too_rare_to_match(monkeypatch, short_run):
+    """Seven independent 6-level categoricals: nearly every combination is unique, so a batch
+    of proposals matches almost nothing and the rows go to the Gibbs draw after one batch
+    (twenty futile batches cost more than the fit on such files), still one level each."""
+    import mixsynth.synthesis as synthesis
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame({f"c{j}": rng.choice(list("abcdef"), 400) for j in range(7)})
+    model = CopulaSynthesizer(infer_spec(table), short_run, seed=1).fit(table)
+    calls = []
+    match = synthesis._match
+    monkeypatch.setattr(synthesis, "_match", lambda *a: calls.append(1) or match(*a))
+    sources = categorical_sources(model.columns_)
+    codes = model.joint_.sample(400, np.random.default_rng(0))
+    Z, exact = latent_rows(model.draw(0), model.columns_, codes, sources, np.random.SeedSequence(1))
+    assert len(calls) == 1 and exact < synthesis.MIN_MATCH_SHARE
+    level = [j for j, c in enumerate(model.columns_) if c.role == "level"]
+    assert np.all((Z[level] > 0).sum(axis=0) == len(sources))
