@@ -445,7 +445,7 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
               f"{entry['columns']} modelled columns; CTGAN {entry['ctgan_epochs']} epochs.", ""]
         L += table(entry) + [""]
     L += ["## The paper reproduced (issue 6 part 4)", ""]
-    L += table2_section() + figure4_section(res, out, md_path) + outlier_section(res)
+    L += table2_section() + figure4_section(res, out, md_path) + outlier_section(res) + scale_section()
     if res.get("plots"):
         L += ["## Plots", "", "One per measure; a panel per file; ours as red diamonds, the random CART "
               "orders as grey points with their median as a black bar.", ""]
@@ -461,6 +461,20 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
           "other processes during the run.", ""]
     L += runs_footer(res)
     return "\n".join(L) + "\n"
+
+
+def scale_section() -> list[str]:
+    """Part 5's figures as ``benchmarks/scale.py`` measured them (results/scale.json)."""
+    import scale
+
+    path = HERE / "results" / "scale.json"
+    L = ["## Scale: the KDD census-income file (issue 6 part 5)", ""]
+    if not path.exists():
+        return L + ["Not run yet: `.venv/bin/python benchmarks/scale.py` (see benchmarks/README.md).", ""]
+    figures = scale.issue_figures(json.loads(path.read_text()))
+    return L + ["Measured by `.venv/bin/python benchmarks/scale.py`; the tables (growth in rows and "
+                "columns beside SDV GaussianCopula and CART, report time, utility at each size) are in "
+                "[results/scale.md](results/scale.md)."] + (figures[3:] or ["The whole file has not run yet."]) + [""]
 
 
 def plots(res: dict, out: Path) -> list[str]:
