@@ -36,7 +36,7 @@ def _share(count: int, total: int) -> float | None:
 
 def _row_keys(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
     """One hashable key per row; every missing cell becomes the same sentinel, so missing equals missing."""
-    cols = [[_MISSING if pd.isna(v) else v for v in frame[c].tolist()] for c in columns]
+    cols = [frame[c].astype(object).where(frame[c].notna(), _MISSING).tolist() for c in columns]
     return list(zip(*cols))
 
 
