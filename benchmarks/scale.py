@@ -7,6 +7,7 @@ GaussianCopula and synthpop-style CART on the same subsets.
     .venv/bin/python benchmarks/scale.py                # ~1.5 hours -> results/scale.{json,md}
     .venv/bin/python benchmarks/scale.py --only rows_299285   # re-run one point, keep the rest
     .venv/bin/python benchmarks/scale.py --quick        # 25k and 50k rows, 40 sweeps -> results/scale-quick.*
+    .venv/bin/python benchmarks/scale.py --reports [--only ...]   # the reports again, on the kept files
 
 Rows: nested random subsets (seed 0) of 25,000, 50,000, 100,000 rows and the whole file
 (299,285), every modelled column of ``examples/kdd-census.yaml``. Columns: the first 10, 20
@@ -19,8 +20,11 @@ through ``benchmarks/peers/run_peer.py`` in ``.venv-peers``, their files scored 
 at the row points. Every command is a subprocess: wall time and the peak summed resident
 memory of its process tree (sampled every 0.25 s).
 """
+import datetime as dt
 import json
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -183,7 +187,8 @@ def markdown(res: dict) -> str:
             f"{_f(p['sdv_gaussian_copula']['wall_seconds'])} | {_f(p['sdv_gaussian_copula']['peak_mib'], 0)} | "
             f"{_f(p['cart']['wall_seconds'])} | {_f(p['cart']['peak_mib'], 0)} | "
             f"{_f(o.get('report', {}).get('wall_seconds'))} | {_f(o['fit']['other_cores'], 2)} |")
-    lines += ["", "Growth exponent: slope of log(cost) on log(rows) over these points (1 = linear).", "",
+    lines += ["", f"![cost against rows](scale{'-quick' if res['quick'] else ''}-rows.png)" if len(row_points) > 1 else "",
+              "", "Growth exponent: slope of log(cost) on log(rows) over these points (1 = linear).", "",
               "| cost | ours | SDV GaussianCopula | CART |", "|---|---|---|---|"]
     for label, key in COSTS.items():
         lines.append(f"| {label} | " + " | ".join(_f(growth_exponent(row_points, meth, key), 2)
@@ -215,6 +220,33 @@ def markdown(res: dict) -> str:
     return "\n".join(lines + [""] + runs_footer(res))
 
 
+def plot_growth(res: dict, out: Path) -> Path | None:
+    """Wall time and peak memory against rows, log-log, one line per method (OUT-rows.png)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = sorted((res[k] for k in pieces(res["config"]) if k.startswith("rows_") and k in res),
+                    key=lambda p: p["rows"])
+    if len(points) < 2:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    for ax, (label, key) in zip(axes, [("fit + synthesis, wall s", COSTS["time"]), ("peak MiB", COSTS["memory"])]):
+        for method, style in zip(["ours", *PEERS], ["o-r", "s--b", "^:k"]):
+            ax.loglog([p["rows"] for p in points], [key(p[method]) for p in points], style, label=method)
+        ax.set_xticks([p["rows"] for p in points], [f"{p['rows'] / 1000:.0f}k" for p in points])
+        ax.minorticks_off()
+        ax.set_xlabel("rows")
+        ax.set_ylabel(label)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("KDD census-income: cost against rows (41 columns)")
+    fig.tight_layout()
+    path = out.parent / f"{out.name}-rows.png"
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
 def issue_figures(res: dict) -> list[str]:
     """The issue's scale figures, reached or missed (empty until the whole file has run)."""
     whole = res.get(point_name(FULL_ROWS, None))
@@ -244,11 +276,34 @@ def _sampler(res: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in s.items())
 
 
+def rerun_reports(res: dict, todo: list[str]) -> None:
+    """The reports of the row points already run, again (the files and models are kept in
+    out/scale/): the report changes more often than the synthesizers."""
+    for name in todo:
+        if not (name.startswith("rows_") and name in res):
+            continue
+        folder = WORK / name
+        t0 = time.perf_counter()
+        for method in ["ours", *PEERS]:
+            log(f"{name}: report of {method}")
+            res[name][method]["report"] = report(folder, folder / "real.csv", folder / "spec.yaml", method)
+        res["runs"][f"{name} reports"] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                                          "git_commit": machine()["git_commit"], "seconds": time.perf_counter() - t0}
+
+
 def main(argv=None) -> None:
-    args, out, todo, max_wait = parse_arguments(argv, __doc__.split("\n")[0], "scale", pieces(FULL),
-                                                "25k and 50k rows, 10 columns, 40 sweeps")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    reports_only = "--reports" in argv          # re-run only the reports of points already run
+    args, out, todo, max_wait = parse_arguments([a for a in argv if a != "--reports"], __doc__.split("\n")[0],
+                                                "scale", pieces(FULL), "25k and 50k rows, 10 columns, 40 sweeps")
     cfg = QUICK if args.quick else FULL
     todo = [t for t in todo if t in pieces(cfg)]
+    if reports_only:
+        res = json.loads(out.with_suffix(".json").read_text())
+        rerun_reports(res, todo)
+        save_results(res, out, markdown)
+        plot_growth(res, out)
+        return
     res = {"quick": args.quick, "config": cfg, "targets": TARGETS, "machine": machine(), "runs": {}}
     if args.only and out.with_suffix(".json").exists():
         old = json.loads(out.with_suffix(".json").read_text())
@@ -259,6 +314,7 @@ def main(argv=None) -> None:
     for name in todo:
         run_piece(res, name, lambda: bench_point(*points[name], cfg), max_wait)
         save_results(res, out, markdown)
+        plot_growth(res, out)
     log(f"wrote {out.with_suffix('.md')}")
 
 
