@@ -474,7 +474,7 @@ def scale_section() -> list[str]:
     figures = scale.issue_figures(json.loads(path.read_text()))
     return L + ["Measured by `.venv/bin/python benchmarks/scale.py`; the tables (growth in rows and "
                 "columns beside SDV GaussianCopula and CART, report time, utility at each size) are in "
-                "[results/scale.md](results/scale.md)."] + (figures[3:] or ["The whole file has not run yet."]) + [""]
+                "[results/scale.md](results/scale.md).", ""] + (figures[3:] or ["The whole file has not run yet."]) + [""]
 
 
 def plots(res: dict, out: Path) -> list[str]:
