@@ -21,6 +21,7 @@ at the row points. Every command is a subprocess: wall time and the peak summed 
 memory of its process tree (sampled every 0.25 s).
 """
 import datetime as dt
+import functools
 import json
 import subprocess
 import sys
@@ -51,22 +52,26 @@ def pieces(cfg: dict) -> list[str]:
     return [point_name(n, None) for n in cfg["rows"]] + [point_name(cfg["columns_at"], c) for c in cfg["columns"]]
 
 
-def kdd_file() -> Path:
-    """The whole file, written once by ``mixsynth dataset kdd-census``."""
+@functools.cache
+def kdd_table():
+    """The whole file, written once by ``mixsynth dataset kdd-census`` and read once per run."""
+    from mixsynth import read_table
+
     path = WORK / "kdd.csv"
     if not path.exists():
         WORK.mkdir(parents=True, exist_ok=True)
         subprocess.run([str(MIXSYNTH), "dataset", "kdd-census", str(path)], check=True)
-    return path
+    return read_table(path)
 
 
-def write_point(name: str, rows: int, columns: int | None, cfg: dict) -> tuple[Path, Path, list[str]]:
-    """The point's input file (modelled columns only), its spec, and its categorical columns."""
-    from mixsynth import infer_spec, load_spec, read_table
+def write_point(name: str, rows: int, columns: int | None, cfg: dict):
+    """The point's input (modelled columns only) as a frame and a file, its spec file, and its
+    categorical columns."""
+    from mixsynth import infer_spec, load_spec
 
     folder = WORK / name
     folder.mkdir(parents=True, exist_ok=True)
-    real = read_table(kdd_file())
+    real = kdd_table()
     raw = load_spec(SPEC)
     names = infer_spec(real, raw).names
     keep = names if columns is None else names[:columns]
@@ -81,7 +86,7 @@ def write_point(name: str, rows: int, columns: int | None, cfg: dict) -> tuple[P
     spec_path = folder / "spec.yaml"
     spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
     cats = [c.name for c in infer_spec(table, spec).columns if c.kind in ("categorical", "binary", "ordinal")]
-    return data, spec_path, cats
+    return table, data, spec_path, cats
 
 
 def run_ours(folder: Path, data: Path, spec: Path, cfg: dict) -> dict:
@@ -124,12 +129,9 @@ def report(folder: Path, data: Path, spec: Path, method: str) -> dict:
 
 def bench_point(rows: int, columns: int | None, cfg: dict) -> dict:
     """Ours and the peers on one subset; at the row points, each file's report too."""
-    from mixsynth import read_table
-
     name = point_name(rows, columns)
     folder = WORK / name
-    data, spec, cats = write_point(name, rows, columns, cfg)
-    table = read_table(data)
+    table, data, spec, cats = write_point(name, rows, columns, cfg)
     res = {"rows": rows, "columns": table.shape[1], "real_rows_duplicated": int(table.duplicated(keep=False).sum())}
     log(f"{name}: ours")
     res["ours"] = run_ours(folder, data, spec, cfg)

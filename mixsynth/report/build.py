@@ -111,8 +111,8 @@ def _build_report(real, syns, spec, holdout, seed, convergence) -> dict:
 
     regressions = []
     for r in cfg["regressions"]:
-        rows = (lambda t: t.query(r["where"])) if r["where"] else (lambda t: t)
-        r_real, r_syns = rows(real), [rows(s) for s in syns]
+        r_real, r_syns = ((real.query(r["where"]), [s.query(r["where"]) for s in syns]) if r["where"]
+                          else (real, syns))
         single = analyses.regression(r_real, r_syns[0], r["formula"], r["family"], r["standardize"])
         combined = (analyses.regression_combined(r_real, r_syns, r["formula"], r["family"], r["standardize"])
                     if len(syns) > 1 else None)
