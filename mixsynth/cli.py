@@ -21,6 +21,7 @@ from .settings import method_settings
 from .tableio import InputError, read_table, write_table
 
 SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors")
+MAX_NOTES = 10   # input notes printed by the command line
 DATASETS = ("ncbirths", "cps1988", "nhefs", "kdd-census", "paper-layout", "paper-simulation")
 
 
@@ -142,9 +143,11 @@ def _fitted(args) -> CopulaSynthesizer:
 
 
 def _print_notes(spec) -> None:
-    """How the input was read (columns and counts, never values), one line each."""
-    for note in spec.notes:
+    """How the input was read (columns and counts, never values), one line each, at most MAX_NOTES."""
+    for note in spec.notes[:MAX_NOTES]:
         print(f"input: {note}")
+    if len(spec.notes) > MAX_NOTES:
+        print(f"input: ... and {len(spec.notes) - MAX_NOTES} more column notes (all in the report and the record)")
 
 
 def _announce_cost(model: CopulaSynthesizer) -> None:

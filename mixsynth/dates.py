@@ -12,13 +12,13 @@ import re
 import numpy as np
 import pandas as pd
 
-# strftime format -> the pattern its text matches and its resolution in seconds
+# the ISO strftime formats recognised without a declaration, and the pattern each matches
 FORMATS = {
-    "%Y-%m-%d": (r"\d{4}-\d{2}-\d{2}", 86400),
-    "%Y-%m-%dT%H:%M:%S": (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", 1),
-    "%Y-%m-%d %H:%M:%S": (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", 1),
-    "%Y-%m-%dT%H:%M": (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", 60),
-    "%Y-%m-%d %H:%M": (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", 60),
+    "%Y-%m-%d": (r"\d{4}-\d{2}-\d{2}",),
+    "%Y-%m-%dT%H:%M:%S": (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}",),
+    "%Y-%m-%d %H:%M:%S": (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}",),
+    "%Y-%m-%dT%H:%M": (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}",),
+    "%Y-%m-%d %H:%M": (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}",),
 }
 NATIVE = ""   # the date_format of a column that is already datetime64
 _EPOCH = pd.Timestamp("1970-01-01")
@@ -35,7 +35,7 @@ def detect_date_format(s: pd.Series, share: float = 0.9) -> str | None:
     text = s.dropna().astype("string").str.strip()
     if text.empty:
         return None
-    for fmt, (pattern, _) in FORMATS.items():
+    for fmt, (pattern,) in FORMATS.items():
         if text.str.fullmatch(pattern).mean() >= share:
             return fmt
     return None
@@ -49,14 +49,15 @@ def to_days(s: pd.Series, fmt: str) -> np.ndarray:
             when = when.dt.tz_convert(None)
     else:
         text = s.astype("string").str.strip()
-        text = text.where(text.str.fullmatch(FORMATS[fmt][0]).fillna(False).astype(bool))
+        if fmt in FORMATS:   # the ISO formats are matched whole (pandas would accept a prefix)
+            text = text.where(text.str.fullmatch(FORMATS[fmt][0]).fillna(False).astype(bool))
         when = pd.to_datetime(text, format=fmt, errors="coerce")
     return ((when - _EPOCH) / _DAY).to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def from_days(x: np.ndarray, fmt: str, dtype: str = "") -> pd.Series:
     """(n,) days (NaN = missing) -> text in `fmt`, rounded to its resolution; NATIVE -> datetime64."""
-    step = FORMATS[fmt][1] if fmt != NATIVE else 1
+    step = resolution_days(fmt) * 86400.0
     seconds = np.round(np.asarray(x, dtype=np.float64) * 86400.0 / step) * step
     when = pd.Series(pd.to_datetime(seconds, unit="s", errors="coerce"))
     if fmt == NATIVE:
@@ -65,5 +66,8 @@ def from_days(x: np.ndarray, fmt: str, dtype: str = "") -> pd.Series:
 
 
 def resolution_days(fmt: str) -> float:
-    """The smallest step of `fmt`, in days (1 for a date, 1/86400 for seconds)."""
-    return (FORMATS[fmt][1] if fmt != NATIVE else 1) / 86400.0
+    """The smallest step of `fmt`, in days: 1 without a time, 1/1440 with minutes, 1/86400
+    with seconds (and for datetime64 columns)."""
+    if fmt == NATIVE or "%S" in fmt or "%T" in fmt:
+        return 1 / 86400.0
+    return 1 / 1440.0 if "%M" in fmt else 1 / 24.0 if "%H" in fmt else 1.0
