@@ -230,8 +230,9 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
     for name in kept:
         if _is_constant(frame[name]):
             value = frame[name].iloc[0]
-            constants.append({"name": name, "value": value.item() if isinstance(value, np.generic) else value,
-                              "dtype": str(frame[name].dtype)})
+            value = value.item() if isinstance(value, np.generic) else value
+            constants.append({"name": name, "dtype": str(frame[name].dtype),   # the model file is JSON
+                              "value": value if isinstance(value, (str, int, float, bool)) else str(value)})
             notes.append(f"column '{name}' is constant: left out of the model and written back as it is")
         else:
             columns.append(_infer_column(frame[name], decls.get(name, {}), opts, notes))
