@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .model import CopulaSynthesizer, response_order
+from .guards import describe_seconds, fit_seconds
 from .progress import SweepProgress
 from .sampler import SamplerSettings
 from .schema import infer_spec, load_spec
@@ -20,6 +21,7 @@ from .settings import method_settings
 from .tableio import InputError, read_table, write_table
 
 SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors")
+MAX_NOTES = 10   # input notes printed by the command line
 DATASETS = ("ncbirths", "cps1988", "nhefs", "kdd-census", "paper-layout", "paper-simulation")
 
 
@@ -84,8 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="utility and disclosure-risk report of SYN file(s) against REAL")
     rep.add_argument("real", type=Path)
     rep.add_argument("syn", type=Path, nargs="+", help="synthetic file(s); m > 1 files are combined")
-    rep.add_argument("--spec", type=Path, required=True,
-                     help="YAML spec with the `report:` (and optional `release:`) sections")
+    rep.add_argument("--spec", type=Path,
+                     help="YAML spec with the `report:` (and optional `release:`) sections "
+                          "(default: kinds inferred, no target analyses, no decision)")
     rep.add_argument("--out", type=Path, required=True, help="directory for report.json and summary.md")
     rep.add_argument("--holdout", type=Path, help="real rows kept out of synthesis (for TSTR and DCR)")
     rep.add_argument("--model", type=Path, help="the fitted model (.npz): adds its convergence (R-hat, ESS)")
@@ -104,7 +107,7 @@ def _fit_options(p):
     p.add_argument("--factors", type=int)
     p.add_argument("--method", choices=("rpl", "rl"), help="rpl (default) or the paper's RL baseline")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar (default: on when stderr is a terminal)")
+                   help="progress (default: a bar on a terminal, else a plain line every few seconds)")
 
 
 def _sample_options(p):
@@ -123,10 +126,11 @@ def _fitted(args) -> CopulaSynthesizer:
         sampler["burn_in"] = args.sweeps // 2
     sampler.update({k: getattr(args, k) for k in SAMPLER_FLAGS if getattr(args, k) is not None})
     settings = SamplerSettings.from_dict(sampler)
+    _print_notes(spec)
     responses = response_order(spec)
     if responses:
         print(f"responses modelled by rank-likelihood BART after the copula: {', '.join(responses)}")
-    bar = SweepProgress(settings.sweeps, settings.chains, enabled=args.progress)
+    bar = SweepProgress(settings.sweeps, settings.chains, enabled=args.progress, announce=_announce_cost)
     started = time.monotonic()
     model = CopulaSynthesizer(spec, settings, method=method, seed=args.seed).fit(table, monitor=bar)
     bar.close()
@@ -136,6 +140,22 @@ def _fitted(args) -> CopulaSynthesizer:
           f"k = {model.factors_}) in {time.monotonic() - started:.1f} s; "
           f"C: max R-hat {show(conv['rhat_max'], '.3f')}, min bulk ESS {show(conv['ess_bulk_min'], '.0f')}")
     return model
+
+
+def _print_notes(spec) -> None:
+    """How the input was read (columns and counts, never values), one line each, at most MAX_NOTES."""
+    for note in spec.notes[:MAX_NOTES]:
+        print(f"input: {note}")
+    if len(spec.notes) > MAX_NOTES:
+        print(f"input: ... and {len(spec.notes) - MAX_NOTES} more column notes (all in the report and the record)")
+
+
+def _announce_cost(model: CopulaSynthesizer) -> None:
+    """The expected sampling time, printed once the layout and factors are known."""
+    s = model.settings
+    seconds = fit_seconds(model.n_rows_, len(model.columns_), model.factors_, s.sweeps, s.chains)
+    print(f"sampling {model.n_rows_:,} rows x {len(model.columns_)} latent columns x {model.factors_} factors, "
+          f"{s.sweeps:,} sweeps x {s.chains} chain(s): expected about {describe_seconds(seconds)}", flush=True)
 
 
 def _synthesis_options(args, model: CopulaSynthesizer) -> tuple[int | None, int, dict]:
@@ -152,6 +172,7 @@ def _write_synthetic(model: CopulaSynthesizer, args, seed: int) -> None:
     rows, m, opts = _synthesis_options(args, model)
     started = time.monotonic()
     tables = model.sample_files(m, rows, seed, **opts)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     paths = [args.out] if m == 1 else [args.out.with_name(f"{args.out.stem}_{i}{args.out.suffix}")
                                        for i in range(1, m + 1)]
     for path, table in zip(paths, tables):
@@ -165,6 +186,7 @@ def _synthesize(args):
     _check_output(args.out)
     model = _fitted(args)
     if args.model:
+        args.model.parent.mkdir(parents=True, exist_ok=True)
         model.save(args.model)
         print(f"model (confidential): {args.model}")
     _write_synthetic(model, args, args.seed)
@@ -203,10 +225,18 @@ def _report(args):
     from .report.build import build_report, report_section
     from .report.outputs import write_report
     from .report.release import check_release_spec, decide
-    raw = load_spec(args.spec)
+    from .report.build import analyses_not_declared
+    raw = load_spec(args.spec) if args.spec else {}
     real = read_table(args.real)
     spec = infer_spec(real, raw)
     report_section(spec)  # bad report or release sections fail before the report is computed
+    _print_notes(spec)
+    if not args.spec:
+        print("no --spec: kinds inferred from the real file, no roles (so no attribute inference) "
+              "and no release decision")
+    undeclared = analyses_not_declared(spec)
+    if undeclared:
+        print(f"a spec's `report:` section would add: {', '.join(undeclared)}")
     release = spec.extra.get("release")
     if release is not None:
         check_release_spec(release)
@@ -231,17 +261,19 @@ def _split(args):
         raise InputError("--fraction must be between 0 and 1 (the share of rows held out)")
     table = read_table(args.real)
     held = np.random.default_rng(args.seed).random(len(table)) < args.fraction
-    for path, part in ((args.train, table[~held]), (args.holdout, table[held])):
+    for path in (args.train, args.holdout):
         _check_output(path)
+    for path, part in ((args.train, table[~held]), (args.holdout, table[held])):
+        path.parent.mkdir(parents=True, exist_ok=True)
         write_table(part.reset_index(drop=True), path)
     print(f"split {len(table):,} rows: {int((~held).sum()):,} -> {args.train}, "
           f"{int(held.sum()):,} held out -> {args.holdout}")
 
 
 def _check_output(path: Path):
+    """InputError for an output name of no table format (nothing is created here)."""
     if path.suffix.lower() not in (".csv", ".parquet", ".pq", ".tsv", ".gz"):
         raise InputError(f"--out '{path}': use a .csv or .parquet file name")
-    path.parent.mkdir(parents=True, exist_ok=True)
 
 
 if __name__ == "__main__":

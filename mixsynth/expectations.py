@@ -1,7 +1,7 @@
 """The release gate's data expectations: a Great Expectations suite (gx 1.x, ephemeral
 context) built from the spec and the real file's domain, run on a synthetic file.
 
-The suite: the synthetic file has the real file's modelled columns in order, each of the
+The suite: the synthetic file has the real file's modelled and constant columns in order, each of the
 real column's type family (numbers or text); categorical, binary and ordinal values lie
 within the real levels; count and continuous values within the spec's bounds (``lower``,
 ``upper``); each column's missing rate within ``tolerance`` of the real one; and the
@@ -14,7 +14,7 @@ import os
 
 import pandas as pd
 
-from .schema import TableSpec
+from .schema import TableSpec, model_view
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
@@ -38,10 +38,12 @@ def build_suite(spec: TableSpec, real: pd.DataFrame, rows: int,
     under ``spec`` (inferred from ``real``). Needs an active context (``check_synthetic``
     makes one)."""
     suite = gx.ExpectationSuite(name="mixsynth-release-gate")
-    suite.add_expectation(gxe.ExpectTableColumnsToMatchOrderedList(column_list=spec.names))
+    suite.add_expectation(gxe.ExpectTableColumnsToMatchOrderedList(column_list=spec.output_names))
     suite.add_expectation(gxe.ExpectTableRowCountToEqual(value=int(rows)))
+    real = model_view(real, spec)   # text numbers as numbers, unreadable cells as missing
     for col in spec.columns:
-        types = NUMERIC_TYPES if _numeric(real[col.name].dtype) else TEXT_TYPES
+        numeric = _numeric(real[col.name].dtype) and not (col.kind == "date" and col.date_format)
+        types = NUMERIC_TYPES if numeric else TEXT_TYPES
         suite.add_expectation(gxe.ExpectColumnValuesToBeInTypeList(column=col.name, type_list=types))
         if col.levels:
             suite.add_expectation(gxe.ExpectColumnValuesToBeInSet(column=col.name, value_set=list(col.levels)))

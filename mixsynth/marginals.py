@@ -275,11 +275,13 @@ def fit_marginal(values, kind: str, lower=None, upper=None) -> EmpiricalMarginal
 
     kind "continuous" -> SmoothedMarginal(values, lower, upper), smoothing on the log scale
     when every value is positive and the column is right-skewed (sample skewness above
-    LOG_SKEWNESS), e.g. incomes and wages; any other kind (binary, ordinal, count) ->
-    EmpiricalMarginal (bounds ignored).
+    LOG_SKEWNESS), e.g. incomes and wages; kind "date" (days since 1970) -> the same on the
+    linear scale; any other kind (binary, ordinal, count) -> EmpiricalMarginal (bounds ignored).
     """
     x = np.asarray(values, dtype=float).ravel()
     x = x[~np.isnan(x)]
+    if kind == "date":
+        return SmoothedMarginal(x, lower=lower, upper=upper)
     if kind == "continuous":
         skewed = x.size > 2 and np.all(x > 0) and _skewness(x) > LOG_SKEWNESS
         return SmoothedMarginal(x, lower=lower, upper=upper, scale="log" if skewed else "linear")

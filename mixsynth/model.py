@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .diagnostics import convergence, copula_correlation
+from .guards import check_layout
 from .encode import categorical_sources, encode, level_codes, rank_column_values
 from .latent import LatentColumn, initial_latent
 from .marginals import fit_marginal, marginal_from_state
@@ -75,6 +76,8 @@ class CopulaSynthesizer:
         for the same seed.
         """
         cons = self._fit_marginals(frame)
+        if hasattr(monitor, "before_sampling"):  # e.g. the command line's cost estimate
+            monitor.before_sampling(self)
         self.set_chains(run_chains(cons, self.factors_, self.settings, self.seed, self.workers, monitor))
         return self.fit_responses(frame)
 
@@ -95,6 +98,7 @@ class CopulaSynthesizer:
         """fit_marginals; returns the constraints the data put on the latent columns, which
         the chains sample under (confidential: never kept on the model)."""
         (spec, values, columns), cons = self._encode(frame)
+        check_layout(len(frame), columns)
         if spec.synthesis.get("rules"):
             check_rules(frame, spec.synthesis["rules"])
         self.spec_, self.columns_, self.n_rows_ = spec, columns, len(frame)

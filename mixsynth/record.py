@@ -2,7 +2,8 @@
 
 ``synthesis_record`` assembles one JSON-ready dict (schema ``mixsynth-record/1``): the
 input's fingerprint (a digest, never data), the spec as written, the modelled columns'
-kinds and roles (never their levels), the method settings, every seed, the package
+kinds and roles (never their levels), how the input was read (text parsed as numbers,
+rare levels merged into ``other``, constant columns: names and counts only), the method settings, every seed, the package
 versions, the convergence diagnostics, the report, the release thresholds, the
 expectation outcomes, the decision and its limitations. It holds no time stamp, so the
 same input, spec and seeds give the same record byte for byte. ``record_html`` renders it
@@ -49,6 +50,9 @@ def synthesis_record(*, survey: str, wave: str, fingerprint: str, spec_raw: dict
         "spec": spec_raw,
         "columns": [{"name": c.name, "kind": c.kind, "role": c.role, "unordered": c.unordered}
                     for c in spec.columns],
+        "input_notes": list(spec.notes),
+        "recoded_columns": spec.recoded,
+        "constant_columns": [c["name"] for c in spec.constants],
         "outputs": outputs,
         "method": method,
         "seeds": seeds,
@@ -85,6 +89,9 @@ def record_html(record: dict) -> str:
         "<h2>Input</h2>",
         table(["fingerprint", "rows synthesized from", "rows held out"],
               [[record["input"]["fingerprint"], record["input"]["rows"], record["input"]["holdout_rows"]]]),
+        "<h2>How the input was read</h2>",
+        "<ul>" + "".join(f"<li>{e(n)}</li>" for n in record.get("input_notes", [])) + "</ul>"
+        if record.get("input_notes") else "<p>As written: no column recoded, parsed or held constant.</p>",
         "<h2>Synthetic files</h2>",
         table(["file", "fingerprint"], list(record["outputs"].items())),
         "<h2>Columns</h2>",

@@ -6,9 +6,16 @@ by `infer_spec` with this rule:
 
 1. Columns listed under `exclude` are dropped; the rest are modelled, in input order.
 2. The table needs at least `infer.min_rows` rows (default 20).
-3. A column that is entirely missing, or has a single distinct non-missing value,
-   is rejected (drop it or list it under `exclude`).
+3. A column that is entirely missing, or has a single distinct non-missing value and
+   missing cells, is rejected (drop it or list it under `exclude`). A constant column
+   (one value in every row) is left out of the model and written back as it is.
 4. Kind, when not declared, is the first that applies:
+   a datetime64 column, or text whose cells (at least 90%) are ISO dates or date-times
+   (YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], T or space) -> date (days since 1970, the kernel
+   marginal, written back in the input's format; `format:` gives another strftime format);
+   text whose cells are numbers written with thousands separators or decimal commas
+   (`numbers.py`; at least 90% of them, more than `categorical_max_levels` distinct
+   numbers) -> read as numbers, the other cells as missing, then as below;
    a pandas `category` with `ordered=True` -> ordinal (its category order);
    exactly 2 distinct non-missing values -> binary;
    non-numeric (text, bool, category, other objects) -> categorical;
@@ -25,12 +32,17 @@ by `infer_spec` with this rule:
    column's `unordered:` setting, else True when it has fewer than
    `infer.ordinal_as_categorical_below` (default 10) levels.
    An unordered column may have at most `infer.max_levels` (default 100) levels.
+   Levels of a text categorical or binary column held by fewer than
+   `infer.min_level_rows` rows (default 5; 0 turns it off) are merged into one level
+   `other` (into the existing level of that name if there is one), so no rare value is
+   ever copied into a synthetic file; declared `levels:` are kept as listed.
 7. Numeric columns must be finite; count/continuous columns must be numeric, and
    count columns integer-valued.
    Bounds: a spec `lower`/`upper` must hold for every observed value; with no `lower`
    key, lower = 0.0 when every observed value is >= 0 (`lower: null` means unbounded);
    upper is None unless given.
 8. `dtype` records str(frame[col].dtype) so `from_codes` can restore it.
+9. `TableSpec.notes` says, per column, what was read or recoded (counts, never values).
 
 Error messages name columns, counts and the fix, never a cell or level value.
 """
@@ -44,14 +56,19 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from .guards import check_levels_not_unique
+from .dates import NATIVE, detect_date_format, from_days, is_datetime, to_days
+from .numbers import DECIMALS, FORMATS as NUMBER_FORMATS, detect_numbers, parse_numbers
 from .tableio import InputError
 
-KINDS = ("categorical", "binary", "ordinal", "count", "continuous")
+KINDS = ("categorical", "binary", "ordinal", "count", "continuous", "date")
 ROLES = ("public", "quasi_identifier", "sensitive", "response", "none")
 LEVEL_KINDS = ("categorical", "binary", "ordinal")
-COLUMN_KEYS = ("kind", "role", "levels", "unordered", "lower", "upper")
+COLUMN_KEYS = ("kind", "role", "levels", "unordered", "lower", "upper", "decimal", "format")
 INFER_DEFAULTS = {"categorical_max_levels": 5, "max_levels": 100,
-                  "ordinal_as_categorical_below": 10, "min_rows": 20}
+                  "ordinal_as_categorical_below": 10, "min_rows": 20, "min_level_rows": 5}
+OTHER = "other"          # the level rare levels are merged into
+NUMBER_SHARE = 0.9       # share of cells that must be numbers (dates) for text to read as such
 _SECTIONS = ("exclude", "infer", "columns", "sampler", "synthesis", "bart")
 _EXCLUDE_FIX = "drop it or list it under `exclude` in the spec"
 
@@ -60,6 +77,9 @@ _EXCLUDE_FIX = "drop it or list it under `exclude` in the spec"
 class ColumnSpec:
     """One modelled column; `levels` holds the K level values in model order (empty for count/continuous).
 
+    `decimal` ("." or ",") marks a text column read as numbers under that convention;
+    `date_format` the strftime format of a date column ("" for datetime64); `merged` the
+    number of rare levels merged into the level `other` (values outside `levels` map to it).
     The repr leaves out `levels`, which are data values.
     """
 
@@ -71,6 +91,9 @@ class ColumnSpec:
     lower: float | None = None
     upper: float | None = None
     dtype: str = ""
+    decimal: str = ""
+    date_format: str = ""
+    merged: int = 0
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -87,7 +110,12 @@ class ColumnSpec:
 
 @dataclass(frozen=True)
 class TableSpec:
-    """The modelled columns in input order, the excluded names, and the pass-through spec sections."""
+    """The modelled columns in input order, the excluded names, and the pass-through spec sections.
+
+    `constants` holds the constant columns ({name, value, dtype}; confidential like the
+    levels), written back as they are; `order` the output column names in input order
+    (empty: the modelled names); `notes` one line per column read or recoded (no values).
+    """
 
     columns: tuple[ColumnSpec, ...]
     excluded: tuple[str, ...] = ()
@@ -95,10 +123,13 @@ class TableSpec:
     synthesis: dict = field(default_factory=dict)
     bart: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    constants: tuple[dict, ...] = ()
+    order: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self):
-        object.__setattr__(self, "columns", tuple(self.columns))
-        object.__setattr__(self, "excluded", tuple(self.excluded))
+        for key in ("columns", "excluded", "constants", "order", "notes"):
+            object.__setattr__(self, key, tuple(getattr(self, key)))
 
     def column(self, name: str) -> ColumnSpec:
         """The spec of modelled column `name` (KeyError if it is not modelled)."""
@@ -112,6 +143,16 @@ class TableSpec:
         """Modelled column names in input order."""
         return [col.name for col in self.columns]
 
+    @property
+    def output_names(self) -> list[str]:
+        """The columns of a synthetic file in input order: modelled and constant columns."""
+        return list(self.order) or self.names
+
+    @property
+    def recoded(self) -> list[str]:
+        """Modelled columns whose rare levels were merged into `other`."""
+        return [col.name for col in self.columns if col.merged]
+
     def by_role(self, role: str) -> list[ColumnSpec]:
         """Modelled columns with the given role, in input order."""
         if role not in ROLES:
@@ -123,6 +164,8 @@ class TableSpec:
         d = asdict(self)
         d["columns"] = [{**c, "levels": list(c["levels"])} for c in d["columns"]]
         d["excluded"] = list(d["excluded"])
+        for key in ("constants", "order", "notes"):
+            d[key] = list(d[key])
         return d
 
     @classmethod
@@ -131,7 +174,8 @@ class TableSpec:
         return cls(columns=tuple(ColumnSpec(**c) for c in d["columns"]),
                    excluded=tuple(d.get("excluded", ())), sampler=dict(d.get("sampler", {})),
                    synthesis=dict(d.get("synthesis", {})), bart=dict(d.get("bart", {})),
-                   extra=dict(d.get("extra", {})))
+                   extra=dict(d.get("extra", {})), constants=tuple(dict(c) for c in d.get("constants", ())),
+                   order=tuple(d.get("order", ())), notes=tuple(d.get("notes", ())))
 
 
 def load_spec(path) -> dict:
@@ -163,8 +207,12 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
     decls = _column_decls(raw.get("columns"))
     excluded = _name_list(raw.get("exclude"))
     names = list(frame.columns)
-    if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
-        raise InputError("column names must be distinct strings; rename the columns of the input table")
+    if not all(isinstance(n, str) for n in names):
+        raise InputError("column names must be strings; rename the columns of the input table")
+    for name in names:
+        if names.count(name) > 1:
+            raise InputError(f"column '{name}' appears {names.count(name)} times; rename the copies "
+                             f"so every column name is distinct")
     for name in [*excluded, *decls]:
         if name not in names:
             raise InputError(f"the spec names column '{name}', which is not in the input; "
@@ -176,12 +224,27 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
     if len(frame) < opts["min_rows"]:
         raise InputError(f"the table has {len(frame)} rows, fewer than the minimum of "
                          f"{opts['min_rows']}; supply more rows")
-    columns = tuple(_infer_column(frame[n], decls.get(n, {}), opts) for n in names if n not in excluded)
-    if not columns:
-        raise InputError("every column is excluded; leave at least two columns to model")
+    notes: list[str] = []
+    columns, constants = [], []
+    kept = [n for n in names if n not in excluded]
+    for name in kept:
+        if _is_constant(frame[name]):
+            value = frame[name].iloc[0]
+            value = value.item() if isinstance(value, np.generic) else value
+            constants.append({"name": name, "dtype": str(frame[name].dtype),   # the model file is JSON
+                              "value": value if isinstance(value, (str, int, float, bool)) else str(value)})
+            notes.append(f"column '{name}' is constant: left out of the model and written back as it is")
+        else:
+            columns.append(_infer_column(frame[name], decls.get(name, {}), opts, notes))
+    if len(columns) < 2:
+        held = [f"'{n}'" for n in kept if n not in {c.name for c in columns}]
+        raise InputError(f"the table has {len(columns)} varying column(s) to model"
+                         f"{' (constant: ' + ', '.join(held) + ')' if held else ''}; the model needs at least "
+                         f"two, so add columns or list fewer under `exclude`")
     extra = {k: v for k, v in raw.items() if k not in _SECTIONS}
-    return TableSpec(columns, tuple(excluded), _section(raw, "sampler"), _section(raw, "synthesis"),
-                     _section(raw, "bart"), extra)
+    return TableSpec(tuple(columns), tuple(excluded), _section(raw, "sampler"), _section(raw, "synthesis"),
+                     _section(raw, "bart"), extra, tuple(constants),
+                     tuple(kept) if constants else (), tuple(notes))
 
 
 def to_codes(frame: pd.DataFrame, spec: TableSpec) -> dict[str, np.ndarray]:
@@ -199,42 +262,113 @@ def to_codes(frame: pd.DataFrame, spec: TableSpec) -> dict[str, np.ndarray]:
         present = s.notna().to_numpy()
         if col.kind in LEVEL_KINDS:
             idx = pd.Index(col.levels, dtype=object).get_indexer(s[present].to_numpy(dtype=object))
+            if col.merged:
+                idx[idx < 0] = col.levels.index(OTHER)
             if (idx < 0).any():
                 raise InputError(f"column '{col.name}' has {int((idx < 0).sum())} values that are not "
                                  f"among its {len(col.levels)} levels; rebuild the spec from this table")
             codes = np.full(len(s), np.nan)
             codes[present] = idx
         else:
-            if not _is_numeric(s):
-                raise InputError(f"column '{col.name}' is {col.kind} in the spec but not numeric in the "
-                                 f"table; rebuild the spec from this table")
-            codes = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            codes = column_numbers(s, col)
         out[col.name] = codes
     return out
 
 
+def column_numbers(s: pd.Series, col: ColumnSpec) -> np.ndarray:
+    """(n,) float64 model values of a count/continuous/date column: numbers as they are,
+    text numbers under `col.decimal`, dates as days since 1970; NaN for missing."""
+    if col.kind == "date":
+        return to_days(s, col.date_format)
+    if col.decimal and not _is_numeric(s):
+        return parse_numbers(s, col.decimal)
+    if not _is_numeric(s):
+        raise InputError(f"column '{col.name}' is {col.kind} in the spec but not numeric in the "
+                         f"table; rebuild the spec from this table")
+    return s.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def model_view(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
+    """`frame` as the model sees it (what the report compares): text numbers and dates as
+    numbers (days), rare levels as `other`; other columns unchanged."""
+    out = frame.copy()
+    for col in spec.columns:
+        if col.name not in frame.columns:
+            continue
+        if col.kind == "date" or col.decimal:
+            out[col.name] = column_numbers(frame[col.name], col)
+        elif col.merged:
+            s = frame[col.name].astype(object)
+            out[col.name] = s.where(s.isna() | s.isin(col.levels), OTHER)
+    return out
+
+
 def from_codes(values: dict[str, np.ndarray], spec: TableSpec) -> pd.DataFrame:
-    """Inverse of `to_codes`: arrays of length n (NaN = missing) -> (n, n_columns) frame in spec order.
+    """Inverse of `to_codes`: arrays of length n (NaN = missing) -> (n, n_columns) frame in
+    output order (constant columns written back as they are).
 
     Restores the recorded dtype where possible: integer and bool columns with missing
     values become pandas nullable Int64/boolean; a `category` column gets its levels as
-    categories (ordered for an ordinal column); count values are rounded.
+    categories (ordered for an ordinal column); count values are rounded; dates are
+    written in their input format.
     """
-    return pd.DataFrame({col.name: _restore(col, np.asarray(values[col.name], dtype=np.float64))
-                         for col in spec.columns})
+    columns = {col.name: _restore(col, np.asarray(values[col.name], dtype=np.float64))
+               for col in spec.columns}
+    n = len(next(iter(columns.values())))
+    for const in spec.constants:
+        columns[const["name"]] = _constant(const, n)
+    return pd.DataFrame({name: columns[name] for name in spec.output_names})
 
 
 # -- inference ---------------------------------------------------------------
 
-def _infer_column(s: pd.Series, decl: dict, opts: dict) -> ColumnSpec:
-    """The ColumnSpec of one input column given its spec settings `decl`."""
+def _is_constant(s: pd.Series) -> bool:
+    """One value in every row, none missing."""
+    return bool(s.notna().all()) and s.nunique() == 1
+
+
+def _constant(const: dict, n: int) -> pd.Series:
+    """A constant column of n rows in its recorded dtype."""
+    try:
+        return pd.Series([const["value"]] * n, dtype=const["dtype"] or None)
+    except (TypeError, ValueError):
+        return pd.Series([const["value"]] * n)
+
+
+def _is_text(s: pd.Series) -> bool:
+    """Text columns (object or string dtype) that are not already numbers."""
+    return (pd.api.types.is_object_dtype(s.dtype) or pd.api.types.is_string_dtype(s.dtype)) \
+        and not _is_numeric(s)
+
+
+def _infer_column(s: pd.Series, decl: dict, opts: dict, notes: list[str] | None = None) -> ColumnSpec:
+    """The ColumnSpec of one input column given its spec settings `decl`; what was read
+    or recoded is appended to `notes` (counts only)."""
+    notes = [] if notes is None else notes
     name = s.name
+    declared = decl.get("kind")
     observed = s.dropna()
     n_distinct = observed.nunique()
     if n_distinct == 0:
         raise InputError(f"column '{name}' is entirely missing; {_EXCLUDE_FIX}")
     if n_distinct == 1:
-        raise InputError(f"column '{name}' has a single distinct value; {_EXCLUDE_FIX}")
+        raise InputError(f"column '{name}' has a single distinct value and {int(s.isna().sum())} missing "
+                         f"cells; {_EXCLUDE_FIX}")
+    if declared == "date" or (declared is None and "decimal" not in decl and (
+            is_datetime(s) or (_is_text(s) and detect_date_format(s, NUMBER_SHARE)))):
+        return _date_column(s, decl, notes)
+    if "format" in decl:
+        raise InputError(f"column '{name}': `format` applies only to date columns; remove it or "
+                         f"declare `kind: date`")
+    decimal = ""
+    if _is_text(s) and (declared in (None, "count", "continuous") or "decimal" in decl):
+        found = _text_numbers(s, decl, opts, notes)
+        if found is not None:
+            decimal, numbers = found
+            s = pd.Series(numbers, name=name, dtype="Int64" if np.all(np.mod(numbers[~np.isnan(numbers)], 1) == 0)
+                          else "float64")
+            observed = s.dropna()
+            n_distinct = observed.nunique()
     numeric = _is_numeric(s)
     n_inf = int((~np.isfinite(observed.to_numpy(dtype=np.float64))).sum()) if numeric else 0
     if n_inf:
@@ -257,7 +391,15 @@ def _infer_column(s: pd.Series, decl: dict, opts: dict) -> ColumnSpec:
                    if numeric else "list it under `exclude` or recode it into fewer groups")
             raise InputError(f"column '{name}' has {len(levels)} distinct values, more than the limit of "
                              f"{opts['max_levels']} for a categorical; {fix}")
-        return ColumnSpec(name, kind, role, tuple(levels), unordered, dtype=str(s.dtype))
+        if unordered and declared is None:   # a declared categorical is the user's choice
+            check_levels_not_unique(name, len(levels), len(observed), numeric)
+        merged = 0
+        if kind in ("categorical", "binary") and not numeric and "levels" not in decl:
+            levels, merged = _merge_rare(observed, levels, opts["min_level_rows"])
+            if merged:
+                notes.append(f"column '{name}': {merged} level(s) held by fewer than {opts['min_level_rows']} "
+                             f"rows merged into '{OTHER}'")
+        return ColumnSpec(name, kind, role, tuple(levels), unordered, dtype=str(s.dtype), merged=merged)
     for key in ("levels", "unordered"):
         if key in decl:
             raise InputError(f"column '{name}' is {kind}; `{key}` applies only to categorical, binary "
@@ -270,7 +412,70 @@ def _infer_column(s: pd.Series, decl: dict, opts: dict) -> ColumnSpec:
         raise InputError(f"column '{name}' is declared count but has {int((np.mod(x, 1) != 0).sum())} "
                          f"non-integer values; declare it continuous")
     lower, upper = _bounds(name, x, decl)
-    return ColumnSpec(name, kind, role, (), False, lower, upper, str(s.dtype))
+    return ColumnSpec(name, kind, role, (), False, lower, upper, str(s.dtype), decimal=decimal)
+
+
+def _text_numbers(s: pd.Series, decl: dict, opts: dict, notes: list[str]) -> tuple[str, np.ndarray] | None:
+    """(decimal, (n,) numbers) when text column `s` is to be read as numbers, else None.
+
+    Undeclared: at least NUMBER_SHARE of its cells must be numbers and more than
+    `categorical_max_levels` distinct; declared count/continuous or `decimal`: at least half.
+    """
+    name = s.name
+    if "decimal" in decl and decl["decimal"] not in DECIMALS:
+        raise InputError(f"column '{name}': `decimal` must be \".\" or \",\"; fix it in the spec")
+    found = detect_numbers(s, decl.get("decimal"))
+    if found is None:
+        return None
+    decimal, numbers, words = found
+    n_present = int(s.notna().sum())
+    declared = decl.get("kind") in ("count", "continuous") or "decimal" in decl
+    if not declared and (words > (1 - NUMBER_SHARE) * n_present
+                         or np.unique(numbers[~np.isnan(numbers)]).size <= opts["categorical_max_levels"]):
+        return None
+    separators = s.astype("string").str.contains(",", regex=False).fillna(False).any()
+    if separators:
+        notes.append(f"column '{name}': numbers written with {NUMBER_FORMATS[decimal]} read as numbers")
+    if words:
+        notes.append(f"column '{name}': {words} cell(s) that are not numbers read as missing")
+    return decimal, numbers
+
+
+def _date_column(s: pd.Series, decl: dict, notes: list[str]) -> ColumnSpec:
+    """The ColumnSpec of a date column (datetime64, or text of one date format)."""
+    name = s.name
+    for key in ("levels", "unordered", "lower", "upper", "decimal"):
+        if key in decl:
+            raise InputError(f"column '{name}' is a date; `{key}` does not apply to dates, remove it")
+    fmt = NATIVE if is_datetime(s) else decl.get("format") or detect_date_format(s, 0.5)
+    if fmt is None:
+        raise InputError(f"column '{name}' is declared date but its cells are not ISO dates "
+                         f"(YYYY-MM-DD[ HH:MM:SS]); give their strftime format with `format:`")
+    days = to_days(s, fmt)
+    bad = int((s.notna().to_numpy() & np.isnan(days)).sum())
+    if bad * 2 > int(s.notna().sum()):
+        raise InputError(f"column '{name}': {bad} of its {int(s.notna().sum())} cells are not dates of its "
+                         f"format; give the format with `format:` or declare another kind")
+    if bad:
+        notes.append(f"column '{name}': {bad} cell(s) that are not dates read as missing")
+    if np.unique(days[~np.isnan(days)]).size < 2:
+        raise InputError(f"column '{name}' has a single distinct date; {_EXCLUDE_FIX}")
+    return ColumnSpec(name, "date", decl.get("role", "none"), (), False, None, None, str(s.dtype),
+                      date_format=fmt)
+
+
+def _merge_rare(observed: pd.Series, levels: list, min_rows: int) -> tuple[list, int]:
+    """(levels with those held by fewer than `min_rows` rows merged into OTHER, how many merged).
+
+    Nothing is merged when no level is rare; OTHER joins an existing level of that name,
+    else it is appended as the last level.
+    """
+    counts = observed.astype(object).value_counts()
+    rare = [v for v in levels if counts.get(v, 0) < min_rows and v != OTHER]
+    if not rare:
+        return levels, 0
+    kept = [v for v in levels if v not in set(rare)]
+    return (kept if OTHER in kept else [*kept, OTHER]), len(rare)
 
 
 def _infer_kind(s: pd.Series, observed: pd.Series, numeric: bool, n_distinct: int, opts: dict) -> str:
@@ -385,6 +590,10 @@ def _column_decls(columns) -> dict[str, dict]:
                 raise InputError(f"column '{name}': `unordered` must be true or false")
             if key in ("lower", "upper") and value is not None and not _is_number(value):
                 raise InputError(f"column '{name}': `{key}` must be a finite number or null")
+            if key == "decimal" and value not in DECIMALS:
+                raise InputError(f"column '{name}': `decimal` must be \".\" or \",\"")
+            if key == "format" and not (isinstance(value, str) and "%" in value):
+                raise InputError(f"column '{name}': `format` must be a strftime format such as \"%d/%m/%Y\"")
             if key == "levels" and not (isinstance(value, list) and value and all(
                     isinstance(v, str) or _is_number(v) or isinstance(v, bool) for v in value)):
                 raise InputError(f"column '{name}': `levels` must be a non-empty list of plain values")
@@ -419,6 +628,8 @@ def _is_number(v) -> bool:
 
 def _restore(col: ColumnSpec, x: np.ndarray) -> pd.Series:
     """One output column from its model values `x` (n,), in the recorded dtype where possible."""
+    if col.kind == "date":
+        return from_days(x, col.date_format, col.dtype)
     missing = np.isnan(x)
     np_kind = _numpy_kind(col.dtype)
     int_like = np_kind in ("i", "u", "b")

@@ -5,7 +5,9 @@ type only, and the original exception is not chained (its text may hold data).
 """
 from __future__ import annotations
 
+import gzip
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -29,10 +31,20 @@ def _format(path: Path) -> str:
                      f"{', '.join(_SUFFIXES)}")
 
 
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+# the C parser's messages: only their numbers are kept, never their text (it can quote cells)
+_FIELDS_ERROR = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+_QUOTE_ERROR = re.compile(r"EOF inside string starting at row (\d+)")
+
+
 def read_table(path) -> pd.DataFrame:
     """Read a CSV/TSV (optionally gzipped) or Parquet file into an (n_rows, n_cols) frame.
 
-    Empty strings and "NA" read as missing; text columns keep pandas' string dtype.
+    The delimiter of a text file is detected from its header line (comma, semicolon or
+    tab, whichever occurs most outside quotes); a header with none of them is refused as
+    a one-column file. Repeated column names are refused, and a row with more fields than
+    the header is named by its line number. Empty strings and "NA" read as missing; text
+    columns keep pandas' string dtype.
     """
     path = Path(path)
     fmt = _format(path)
@@ -42,9 +54,18 @@ def read_table(path) -> pd.DataFrame:
         if fmt == "parquet":
             frame = pd.read_parquet(path)
         else:
-            frame = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",")
+            sep = _delimiter(path)
+            if sep is None:
+                frame = pd.DataFrame()
+            else:
+                _check_header(path, sep)
+                frame = pd.read_csv(path, sep=sep)
     except pd.errors.EmptyDataError:
         frame = pd.DataFrame()
+    except pd.errors.ParserError as exc:
+        raise InputError(_parser_message(path, str(exc))) from None
+    except InputError:
+        raise
     except Exception as exc:  # parser messages can quote cells, so report the type only
         raise InputError(f"cannot read table '{path}' ({type(exc).__name__}); "
                          f"check that it is a valid {fmt} file") from None
@@ -52,6 +73,56 @@ def read_table(path) -> pd.DataFrame:
         raise InputError(f"table '{path}' is empty ({frame.shape[0]} rows, "
                          f"{frame.shape[1]} columns); supply a file with a header and data rows")
     return frame
+
+
+def _delimiter(path: Path) -> str | None:
+    """The delimiter of a text table from its first non-blank line (None for an empty file).
+
+    Counts commas, semicolons and tabs outside double quotes; InputError when there are none.
+    """
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+        line = next((ln for ln in fh if ln.strip()), None)
+    if line is None:
+        return None
+    counts = dict.fromkeys(DELIMITERS, 0)
+    quoted = False
+    for ch in line:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in counts:
+            counts[ch] += 1
+    sep = max(counts, key=counts.get)
+    if counts[sep] == 0:
+        raise InputError(f"table '{path}' has one column: its header has no comma, semicolon or tab; "
+                         f"save it with one of these delimiters")
+    return sep
+
+
+def _check_header(path: Path, sep: str) -> None:
+    """InputError naming the first column name that the header repeats."""
+    header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
+    names = [str(v) for v in header.iloc[0]] if len(header) else []
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"column '{name}' appears {names.count(name)} times in the header of "
+                             f"'{path}'; rename the copies so every column name is distinct")
+        seen.add(name)
+
+
+def _parser_message(path: Path, text: str) -> str:
+    """The one-line error for a parser failure: its line number and field counts, never its text."""
+    fields = _FIELDS_ERROR.search(text)
+    if fields:
+        want, line, saw = fields.groups()
+        return (f"table '{path}': line {line} has {saw} fields where the header has {want}; "
+                f"fix that row (a delimiter inside a value needs quotes)")
+    quote = _QUOTE_ERROR.search(text)
+    if quote:
+        return (f"table '{path}': a quote opened on line {int(quote.group(1)) + 1} is never closed; "
+                f"close it or remove it")
+    return f"cannot read table '{path}' (ParserError); check that it is a valid delimited text file"
 
 
 def write_table(frame: pd.DataFrame, path) -> None:

@@ -93,12 +93,18 @@ def test_errors_never_quote_cell_values(tmp_path, capsys):
     assert "SECRET" not in capsys.readouterr().err
 
 
-def test_progress_line_reports_rate_and_is_silent_off_a_terminal(capsys):
+def test_progress_line_reports_rate_and_is_plain_off_a_terminal(capsys):
     bar = SweepProgress(total=1000, chains=2, enabled=True)
     assert "500/2,000 sweeps" in bar.line(500, 10.0) and "50.0 sweeps/s" in bar.line(500, 10.0)
-    quiet = SweepProgress(total=10, chains=1)   # stderr is captured, so not a terminal
+    quiet = SweepProgress(total=10, chains=1, enabled=False)
     quiet([10])
     assert capsys.readouterr().err == ""
+    plain = SweepProgress(total=10, chains=1, plain_every=3600)   # stderr is captured, so not a terminal
+    plain([5])                       # within plain_every of the start: nothing yet
+    assert capsys.readouterr().err == ""
+    plain([10])                      # the end is always written, as a plain line
+    err = capsys.readouterr().err
+    assert err.startswith("sampling: 10/10 sweeps (100%)") and err.endswith("\n") and "\r" not in err
 
 
 def test_dataset_writes_the_bundled_tables(tmp_path):

@@ -129,8 +129,7 @@ def test_bad_data():
         infer_spec(frame.head(1))
     assert_clean(e, None, ["Zanzibar", "Quixote", "Marrakesh"])
     for column, values, match in [
-        ("Const", ["CONSTVAL"] * N, "single distinct"),
-        ("Const", [77777] * N, "single distinct"),
+        ("Const", ["CONSTVAL"] * (N - 1) + [None], "single distinct value and 1 missing"),
         ("Empty", [None] * N, "entirely missing"),
         ("Inf", [np.inf] + list(range(N - 1)), "1 infinite"),
     ]:
@@ -146,6 +145,19 @@ def test_bad_data():
     with pytest.raises(InputError, match="kind: count") as e:
         infer_spec(ints, {"columns": {"Code": {"kind": "categorical"}}})
     assert_clean(e, "Code", [9100, 9101])
+
+
+def test_constant_columns_pass_through_outside_the_model():
+    frame = make_frame().assign(Const=["CONSTVAL"] * N, Year=[77777] * N)
+    spec = infer_spec(frame)
+    assert "Const" not in spec.names and "Year" not in spec.names
+    assert spec.output_names == list(frame.columns)
+    assert any("'Const' is constant" in n for n in spec.notes)
+    assert not any("CONSTVAL" in n or "77777" in n for n in spec.notes)
+    out = from_codes(to_codes(frame, spec), spec)
+    assert list(out.columns) == list(frame.columns)
+    assert (out["Const"] == "CONSTVAL").all() and (out["Year"] == 77777).all() and out["Year"].dtype == "int64"
+    assert TableSpec.from_dict(spec.to_dict()) == spec
 
 
 def test_bad_files(tmp_path):

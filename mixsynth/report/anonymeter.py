@@ -40,7 +40,7 @@ def anonymeter_risks(real: pd.DataFrame, syn: pd.DataFrame, holdout: pd.DataFram
     intervals, success rates; module docstring of anonymeter_attacks) plus ``meaning``.
     Raises RuntimeError naming only the exit code when the attacks fail."""
     names = spec.names
-    sensitive = {c.name: c.kind in ("continuous", "count") for c in spec.by_role("sensitive")}
+    sensitive = {c.name: c.kind in ("continuous", "count", "date") for c in spec.by_role("sensitive")}
     with tempfile.TemporaryDirectory(prefix="mixsynth-anonymeter-") as tmp:  # created owner-only
         folder = Path(tmp)
         paths = {}

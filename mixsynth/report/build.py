@@ -5,7 +5,8 @@
 aggregates only (schema ``mixsynth-report/1``; plain numbers, strings, lists, dicts, None for
 undefined, never NaN and never a row of any table).
 
-What is computed on which file: marginals, associations, crosstabs, group statistics, TSTR,
+Dates, numbers written as text and rare levels are compared as the model saw them
+(``schema.model_view``: days, numbers, ``other``). What is computed on which file: marginals, associations, crosstabs, group statistics, TSTR,
 pMSE, DCR, attribute inference and outlier disclosure use the first synthetic file; declared
 regressions are fitted to the first file ("single") and, when there are m > 1 files, also
 combined over all of them ("combined", the fully synthetic combining rules of Raghunathan,
@@ -55,7 +56,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from ..schema import TableSpec
+from ..schema import TableSpec, model_view
 from ..tableio import InputError
 from . import analyses, fidelity, risk
 from .measures import HEADLINE_MEASURES
@@ -71,6 +72,15 @@ _REGRESSION_KEYS = ("formula", "family", "standardize", "where", "bayesian")
 _BAYES_KEYS = ("draws", "tune", "chains")
 _TSTR_KEYS = ("target", "task", "features")
 _OUTLIER_KEYS = ("public", "sensitive", "k")
+TARGET_ANALYSES = {"crosstabs": "cross-tabulations", "group_statistics": "group statistics",
+                   "regressions": "regressions (confidence-interval overlap)",
+                   "tstr": "train-on-synthetic/test-on-real", "outliers": "outlier disclosure"}
+
+
+def analyses_not_declared(spec: TableSpec) -> list[str]:
+    """The target analyses the spec's ``report:`` section does not declare (what a spec would add)."""
+    cfg = report_section(spec)
+    return [label for key, label in TARGET_ANALYSES.items() if not cfg[key]]
 
 
 def build_report(real: pd.DataFrame, syns: list[pd.DataFrame], spec: TableSpec,
@@ -100,8 +110,14 @@ def _build_report(real, syns, spec, holdout, seed, convergence) -> dict:
         if missing:
             raise InputError(f"the {label} table lacks spec column(s) {', '.join(missing)}; "
                              f"supply a table with the same columns as the real file")
+    real, syns = model_view(real, spec), [model_view(s, spec) for s in syns]
+    holdout = None if holdout is None else model_view(holdout, spec)
     syn = syns[0]
-    notes = []
+    notes = [f"input: {n}" for n in spec.notes]
+    undeclared = analyses_not_declared(spec)
+    if undeclared:
+        notes.append("target analyses: declare them under `report:` in a spec to add "
+                     + ", ".join(undeclared))
     started = time.perf_counter()
     seconds = {"horseshoe": 0.0, "anonymeter": 0.0}
     assoc = fidelity.associations(real, syn, spec, drop_flag=cfg["drop_flag"])
