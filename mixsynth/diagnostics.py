@@ -13,33 +13,53 @@ def copula_correlation(Lambda: np.ndarray, sigma2: np.ndarray) -> np.ndarray:
     return omega / d[..., :, None] / d[..., None, :]
 
 
+def identified_pairs(columns: list) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (a < b) of the entries of C that the convergence headline judges.
+
+    Left out, since the data do not identify them and their draws follow the prior:
+    correlations between two levels of one categorical (the data fix only which level is
+    positive) and between a value and its own missingness indicator (the value is never
+    seen where the indicator is on).
+    """
+    level = [c.role in ("level", "dummy") for c in columns]
+    iu = np.triu_indices(len(columns), 1)
+
+    def judged(a, b):
+        ca, cb = columns[a], columns[b]
+        if ca.source == cb.source and level[a] and level[b]:
+            return False
+        for x, y in ((ca, cb), (cb, ca)):
+            if x.role == "missing" and y.role != "missing" and y.source in x.blanks:
+                return False
+        return True
+
+    keep = np.array([judged(a, b) for a, b in zip(*iu)], dtype=bool)
+    return iu[0][keep], iu[1][keep]
+
+
 def convergence(Lambda: np.ndarray, sigma2: np.ndarray, columns: list) -> dict:
-    """R-hat (rank-normalized, split) and bulk effective sample size of the entries of C
-    that link two different input variables, from draws Lambda (chains, T, p, k) and
+    """Rank-normalized split R-hat, bulk and tail effective sample sizes (arviz) of the
+    entries of C that ``identified_pairs`` keeps, from draws Lambda (chains, T, p, k) and
     sigma2 (chains, T, p); ``columns`` are the latent columns (LatentColumn).
 
-    Correlations between two levels of one categorical are left out: the data fix only
-    which level is positive, so that block is informed mostly by the prior and wanders
-    without changing the fit. Returns a JSON-ready summary: worst and median values and the
-    worst entries' names; values are None when undefined (fewer than 4 draws per sequence).
+    Returns a JSON-ready summary: worst and median values and the worst entries' names;
+    values are None when undefined (fewer than 4 draws per sequence).
     """
     names = [c.name for c in columns]
-    level = [c.role in ("level", "dummy") for c in columns]
     C = copula_correlation(Lambda, sigma2)
-    iu = np.triu_indices(len(columns), 1)
-    between = [columns[a].source != columns[b].source or not (level[a] and level[b]) for a, b in zip(*iu)]
-    iu = (iu[0][between], iu[1][between])
+    iu = identified_pairs(columns)
     entries = C[:, :, iu[0], iu[1]]                              # (chains, T, m)
     chains, T = entries.shape[:2]
     if chains == 1:   # R-hat needs two sequences: compare the chain's halves
         entries = entries[:, : T // 2 * 2].reshape(2, T // 2, -1)
     if entries.shape[1] < 4:   # too few draws to say anything
         nan = np.full(entries.shape[2], np.nan)
-        rhat, ess = nan, nan
+        rhat, ess, tail = nan, nan, nan
     else:
         ds = az.convert_to_dataset({"C": entries})
         rhat = az.rhat(ds)["C"].values
         ess = az.ess(ds, method="bulk")["C"].values
+        tail = az.ess(ds, method="tail")["C"].values
     label = [f"{names[a]} ~ {names[b]}" for a, b in zip(*iu)]
     worst_r, worst_e = np.argsort(-np.nan_to_num(rhat, nan=np.inf))[:5], np.argsort(np.nan_to_num(ess))[:5]
     return {
@@ -51,6 +71,8 @@ def convergence(Lambda: np.ndarray, sigma2: np.ndarray, columns: list) -> dict:
         "share_rhat_below_1_01": float(np.mean(rhat < 1.01)),
         "ess_bulk_min": _number(np.min(ess)),
         "ess_bulk_median": _number(np.median(ess)),
+        "ess_tail_min": _number(np.min(tail)),
+        "ess_tail_median": _number(np.median(tail)),
         "worst_rhat": {label[i]: _number(rhat[i]) for i in worst_r},
         "lowest_ess": {label[i]: _number(ess[i]) for i in worst_e},
     }

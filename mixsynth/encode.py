@@ -13,7 +13,10 @@ RL, rank columns under RPL) also get a binary missingness indicator, so the miss
 and its links to the other variables are modelled (method.md section 5). Columns that are
 missing in exactly the same rows (say, two fields from one failed linkage) share one
 indicator: two identical latent columns would make a correlation of 1 that the sampler
-crawls along, and the shared blank is reproduced exactly.
+crawls along, and the shared blank is reproduced exactly. Blanks in fewer than
+MIN_BLANK_ROWS rows get no indicator and no synthetic blanks: an indicator with one to four
+cases carries almost no information for the copula, its correlations wander under the
+prior and stall the chains, and a blank held by one respondent is as telling as a rare level.
 """
 import numpy as np
 
@@ -22,6 +25,7 @@ from .schema import TableSpec
 from .tableio import InputError
 
 METHODS = ("rpl", "rl")
+MIN_BLANK_ROWS = 5  # blanks in fewer rows get no indicator: the synthetic column has none there
 
 
 def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
@@ -35,7 +39,7 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
     patterns: dict[bytes, list[str]] = {}
     for col in spec.columns:
         gap = np.isnan(values[col.name])
-        if gap.any() and not (col.modelled_as == "categorical" and method == "rpl"):
+        if gap.sum() >= MIN_BLANK_ROWS and not (col.modelled_as == "categorical" and method == "rpl"):
             patterns.setdefault(np.packbits(gap).tobytes(), []).append(col.name)
     first = {names[0]: tuple(names) for names in patterns.values()}
     out = []

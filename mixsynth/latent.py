@@ -64,6 +64,12 @@ class Constraints:
     def n_rows(self) -> int:
         return self.codes.shape[1]
 
+    @property
+    def kernel_args(self) -> tuple:
+        """The arrays every latent kernel takes after its own, in order."""
+        return (self.kind, self.order, self.order_ptr, self.groups, self.group_ptr, self.missing,
+                self.missing_ptr, self.codes, self.code_row, self.code_level)
+
 
 def build_constraints(columns: list[LatentColumn], rank_values: dict[str, np.ndarray],
                       codes: np.ndarray, code_index: dict[str, int]) -> Constraints:
@@ -125,6 +131,49 @@ def initial_latent(cons: Constraints) -> np.ndarray:
     return Zt
 
 
+@nb.njit(cache=True)
+def _draw_column(z, mu, s, j, kind, order, order_ptr, groups, group_ptr, missing, missing_ptr,
+                 codes, code_row, code_level, state):
+    """Draw latent column ``j`` (z, (n,), in place) from N(mu, s^2) under its constraints."""
+    for t in range(missing_ptr[j], missing_ptr[j + 1]):
+        i = missing[t]
+        z[i] = mu[i] + s * std_normal(state, j)
+    if kind[j] == LEVEL:
+        row = codes[code_row[j]]
+        level = code_level[j]
+        for i in range(z.size):
+            c = row[i]
+            if c < 0:
+                continue
+            if c == level:
+                z[i] = truncnorm(mu[i], s, 0.0, np.inf, state, j)
+            else:
+                z[i] = truncnorm(mu[i], s, -np.inf, 0.0, state, j)
+        return
+    base = order_ptr[j]
+    g0 = group_ptr[j]
+    n_groups = group_ptr[j + 1] - g0 - 1
+    lo = -np.inf
+    for g in range(n_groups):
+        a = base + groups[g0 + g]
+        b = base + groups[g0 + g + 1]
+        hi = np.inf
+        if g + 1 < n_groups:
+            c_end = base + groups[g0 + g + 2]
+            for t in range(b, c_end):
+                v = z[order[t]]
+                if v < hi:
+                    hi = v
+        new_lo = -np.inf
+        for t in range(a, b):
+            i = order[t]
+            v = truncnorm(mu[i], s, lo, hi, state, j)
+            z[i] = v
+            if v > new_lo:
+                new_lo = v
+        lo = new_lo
+
+
 @nb.njit(cache=True, parallel=True)
 def update_latent(Zt, Mt, sd, kind, order, order_ptr, groups, group_ptr,
                   missing, missing_ptr, codes, code_row, code_level, state):
@@ -133,54 +182,83 @@ def update_latent(Zt, Mt, sd, kind, order, order_ptr, groups, group_ptr,
     Zt, Mt: (p, n) latent values and their conditional means; sd: (p,) conditional sds;
     state: (p, 8) generator streams, one per column. Columns run in parallel.
     """
-    p = Zt.shape[0]
-    for j in nb.prange(p):
-        mu = Mt[j]
+    for j in nb.prange(Zt.shape[0]):
+        _draw_column(Zt[j], Mt[j], sd[j], j, kind, order, order_ptr, groups, group_ptr,
+                     missing, missing_ptr, codes, code_row, code_level, state)
+
+
+@nb.njit(cache=True)
+def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, kind, order, order_ptr,
+                            groups, group_ptr, missing, missing_ptr, codes, code_row,
+                            code_level, state):
+    """Draw every latent column from its full conditional given the other columns, with
+    the factors integrated out: z_i ~ N(alpha, Omega), Omega = Lambda Lambda' + Sigma.
+
+    Column by column (each sees the columns drawn before it), in place. With
+    Q = Omega^-1 = D - D Lambda W Lambda' D (Woodbury; D = diag(prec), W = (I + Lambda' D
+    Lambda)^-1), row i's conditional of column j is N(z_ij - r_ij / Q_jj, 1 / Q_jj), with
+    r_ij = prec_j (z_ij - alpha_j) - prec_j G_j . u_i and u_i = Lambda' D (z_i - alpha).
+
+    Zt (p, n); U (n, k) holds u_i and is kept current as columns change; G = Lambda W
+    (p, k); cond_prec (p,) = Q_jj. Cost O(n p k) per sweep, no (p, n) mean array.
+    """
+    p, n = Zt.shape
+    k = U.shape[1]
+    mu = np.empty(n)
+    old = np.empty(n)
+    for j in range(p):
         z = Zt[j]
-        s = sd[j]
-        for t in range(missing_ptr[j], missing_ptr[j + 1]):
-            i = missing[t]
-            z[i] = mu[i] + s * std_normal(state, j)
-        if kind[j] == LEVEL:
-            row = codes[code_row[j]]
-            level = code_level[j]
-            for i in range(z.size):
-                c = row[i]
-                if c < 0:
-                    continue
-                if c == level:
-                    z[i] = truncnorm(mu[i], s, 0.0, np.inf, state, j)
-                else:
-                    z[i] = truncnorm(mu[i], s, -np.inf, 0.0, state, j)
-            continue
-        base = order_ptr[j]
-        g0 = group_ptr[j]
-        n_groups = group_ptr[j + 1] - g0 - 1
-        lo = -np.inf
-        for g in range(n_groups):
-            a = base + groups[g0 + g]
-            b = base + groups[g0 + g + 1]
-            hi = np.inf
-            if g + 1 < n_groups:
-                c_end = base + groups[g0 + g + 2]
-                for t in range(b, c_end):
-                    v = z[order[t]]
-                    if v < hi:
-                        hi = v
-            new_lo = -np.inf
-            for t in range(a, b):
-                i = order[t]
-                v = truncnorm(mu[i], s, lo, hi, state, j)
-                z[i] = v
-                if v > new_lo:
-                    new_lo = v
-            lo = new_lo
+        d = prec[j]
+        q = cond_prec[j]
+        a = alpha[j]
+        g = G[j]
+        for i in range(n):
+            dot = 0.0
+            for h in range(k):
+                dot += g[h] * U[i, h]
+            r = d * (z[i] - a) - d * dot
+            mu[i] = z[i] - r / q
+            old[i] = z[i]
+        _draw_column(z, mu, 1.0 / np.sqrt(q), j, kind, order, order_ptr, groups, group_ptr,
+                     missing, missing_ptr, codes, code_row, code_level, state)
+        lam = Lambda[j]
+        for i in range(n):
+            step = d * (z[i] - old[i])
+            if step != 0.0:
+                for h in range(k):
+                    U[i, h] += lam[h] * step
 
 
 def draw_latent(Zt: np.ndarray, Mt: np.ndarray, sd: np.ndarray, cons: Constraints,
                 state: np.ndarray) -> None:
     """Update ``Zt`` (p, n) in place given means ``Mt`` (p, n) and sds ``sd`` (p,)."""
     with nb.parallel_chunksize(1):  # columns differ in cost: hand them out one at a time
-        update_latent(Zt, Mt, sd, cons.kind, cons.order, cons.order_ptr, cons.groups,
-                      cons.group_ptr, cons.missing, cons.missing_ptr, cons.codes,
-                      cons.code_row, cons.code_level, state)
+        update_latent(Zt, Mt, sd, *cons.kernel_args, state)
+
+
+@nb.njit(cache=True)
+def update_latent_full(Zt, R, Q, kind, order, order_ptr, groups, group_ptr, missing,
+                       missing_ptr, codes, code_row, code_level, state):
+    """Draw every latent column from its full conditional given the other columns under
+    z_i ~ N(alpha, Omega) with precision Q = Omega^-1 (p, p), column by column, in place.
+
+    R (n, p) holds r_i = Q (z_i - alpha) and is kept current: row i's conditional of
+    column j is N(z_ij - r_ij / Q_jj, 1 / Q_jj). Cost O(n p^2) per sweep.
+    """
+    p, n = Zt.shape
+    mu = np.empty(n)
+    old = np.empty(n)
+    for j in range(p):
+        z = Zt[j]
+        q = Q[j, j]
+        for i in range(n):
+            mu[i] = z[i] - R[i, j] / q
+            old[i] = z[i]
+        _draw_column(z, mu, 1.0 / np.sqrt(q), j, kind, order, order_ptr, groups, group_ptr,
+                     missing, missing_ptr, codes, code_row, code_level, state)
+        col = Q[j]
+        for i in range(n):
+            step = z[i] - old[i]
+            if step != 0.0:
+                for h in range(p):
+                    R[i, h] += col[h] * step

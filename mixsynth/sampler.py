@@ -1,7 +1,7 @@
-"""The Gibbs sampler of the sparse factor copula (method.md section 3).
+"""Running the copula's MCMC: settings, the choice of structure, chains in processes.
 
-z_i = alpha + Lambda eta_i + eps_i,  eps_i ~ N(0, diag(sigma^2)),  eta_i ~ N(0, I_k),
-with the multiplicative gamma process prior on Lambda (Bhattacharya and Dunson, 2011).
+The moves of a sweep are in moves.py: a full covariance when the latent columns are few
+(k = p*), the sparse factor model of method.md section 3 otherwise.
 One chain runs in one process; ``run_chains`` spreads chains over processes.
 """
 import os
@@ -12,29 +12,13 @@ from multiprocessing import get_context
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .latent import LEVEL, Constraints, draw_latent, initial_latent
+from .latent import LEVEL, Constraints, initial_latent
+from .moves import ChainState, Prior, factor_sweep, full_sweep
 from .tableio import InputError
-from .truncnorm import fill_normal, seed_streams
+from .truncnorm import seed_streams
 
 NOISE_STREAMS = 16  # blocks of rows for the factor draws; fixed so results do not depend on cores
-
-
-@dataclass(frozen=True)
-class Prior:
-    """Hyperparameters; defaults are the authors' R code's.
-
-    nu: degrees of freedom of the local shrinkage phi_jh ~ Gamma(nu/2, nu/2) (3).
-    a1, a2: shapes of delta_1 ~ Gamma(a1, 1) and delta_l ~ Gamma(a2, 1), l >= 2 (2 and 3;
-        a2 > 1 makes later factors shrink).
-    a_sigma, b_sigma: sigma_j^-2 ~ Gamma(a_sigma, rate b_sigma), i.e. sigma^2 ~ IG(1, 0.3).
-    alpha_var: prior variance of the categorical level intercepts, alpha_j ~ N(0, 1).
-    """
-    nu: float = 3.0
-    a1: float = 2.0
-    a2: float = 3.0
-    a_sigma: float = 1.0
-    b_sigma: float = 0.3
-    alpha_var: float = 1.0
+FULL_MAX_COLUMNS = 60  # latent columns up to which the copula gets a full covariance (k = p)
 
 
 @dataclass(frozen=True)
@@ -44,9 +28,10 @@ class SamplerSettings:
     sweeps: total Gibbs sweeps per chain, burn_in of them discarded (10,000 and 5,000 as
         in the authors' code); thin: keep every thin-th sweep after burn-in (10, so 500
         draws a chain); chains: independent chains for R-hat (2, one per core here);
-    factors: number of factors k; None picks the number of principal components of the
-        starting normal scores that explain ``factor_variance`` (95%) of their variance,
-        as the authors did.
+    factors: number of factors k; k >= p* (the latent columns) is the full covariance
+        structure. None picks it (choose_factors): full up to FULL_MAX_COLUMNS latent
+        columns, else the principal components of the starting normal scores explaining
+        ``factor_variance`` (95%, the authors' rule) capped at the Ledermann bound.
     """
     sweeps: int = 10_000
     burn_in: int = 5_000
@@ -82,88 +67,43 @@ class SamplerSettings:
 
 
 def choose_factors(Zt: np.ndarray, share: float) -> int:
-    """Number of principal components of the rows of ``Zt`` (p, n) explaining ``share``."""
+    """The number of factors for the starting latent values ``Zt`` (p, n).
+
+    p (the full covariance structure) when p <= FULL_MAX_COLUMNS; otherwise the number of
+    principal components explaining ``share`` of the variance (the authors' rule), capped
+    at the Ledermann bound (2p + 1 - sqrt(8p + 1)) / 2, past which Lambda Lambda' and Sigma
+    are not identified and a sweep costs more for nothing.
+    """
+    p = Zt.shape[0]
+    if p <= FULL_MAX_COLUMNS:
+        return p
     corr = np.corrcoef(Zt)
     eig = np.sort(np.linalg.eigvalsh(np.nan_to_num(corr)))[::-1].clip(min=0)
     k = int(np.searchsorted(np.cumsum(eig) / eig.sum(), share) + 1)
-    return max(1, min(k, Zt.shape[0]))
+    return max(1, min(k, ledermann_bound(p)))
 
 
-@dataclass
-class ChainState:
-    """Current values of one chain. Zt (p, n) is confidential and never leaves the chain."""
-    Zt: np.ndarray
-    etaT: np.ndarray     # (k, n), factors stored transposed so every product is contiguous
-    Lambda: np.ndarray   # (p, k)
-    prec: np.ndarray     # (p,) sigma_j^-2
-    phi: np.ndarray      # (p, k)
-    delta: np.ndarray    # (k,)
-    alpha: np.ndarray    # (p,)
+def ledermann_bound(p: int) -> int:
+    """The largest k with (p - k)^2 >= p + k: floor((2p + 1 - sqrt(8p + 1)) / 2)."""
+    return int(np.floor((2 * p + 1 - np.sqrt(8 * p + 1)) / 2 + 1e-9))
 
 
 def initial_state(cons: Constraints, k: int, rng: np.random.Generator) -> ChainState:
+    """Normal scores for Z, Omega = I; k = p* is the full structure (no factors kept)."""
     Zt = initial_latent(cons)
     p, n = Zt.shape
-    return ChainState(Zt=Zt, etaT=rng.standard_normal((k, n)), Lambda=np.zeros((p, k)),
+    k_eta = 0 if k >= p else k
+    return ChainState(Zt=Zt, etaT=rng.standard_normal((k_eta, n)), Lambda=np.zeros((p, k)),
                       prec=np.ones(p), phi=np.ones((p, k)), delta=np.ones(k), alpha=np.zeros(p))
 
 
 def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior,
           rng: np.random.Generator, streams: np.ndarray, noise_streams: np.ndarray) -> None:
-    """One Gibbs sweep, in place: Z, Lambda, sigma, eta, phi, delta, alpha.
-
-    ``streams`` (p, 8) drive the latent columns, ``noise_streams`` the factor draws.
-    """
-    p, n = st.Zt.shape
-    k = st.etaT.shape[0]
-    Mt = st.Lambda @ st.etaT
-    Mt += st.alpha[:, None]
-    draw_latent(st.Zt, Mt, 1.0 / np.sqrt(st.prec), cons, streams)
-
-    # Products with Z - alpha are taken as Z products minus alpha terms: no (p, n) copy.
-    z_sum = st.Zt.sum(axis=1)                                    # (p,)
-    EtE = st.etaT @ st.etaT.T
-    B = st.Zt @ st.etaT.T - np.outer(st.alpha, st.etaT.sum(axis=1))   # (Z - alpha) eta, (p, k)
-    tau = np.cumprod(st.delta)
-    Q = st.prec[:, None, None] * EtE + _diag_stack(st.phi * tau)  # (p, k, k)
-    L = np.linalg.cholesky(Q)
-    mean = np.linalg.solve(Q, (st.prec[:, None] * B)[..., None])[..., 0]
-    noise = np.linalg.solve(np.swapaxes(L, 1, 2), rng.standard_normal((p, k, 1)))[..., 0]
-    st.Lambda = mean + noise
-
-    zz = np.einsum("ji,ji->j", st.Zt, st.Zt) - 2.0 * st.alpha * z_sum + n * st.alpha ** 2
-    ss = zz - 2.0 * np.einsum("jh,jh->j", st.Lambda, B) + np.einsum("jh,hl,jl->j", st.Lambda, EtE, st.Lambda)
-    st.prec = rng.gamma(prior.a_sigma + 0.5 * n, 1.0 / (prior.b_sigma + 0.5 * np.maximum(ss, 0.0)))
-
-    PL = st.prec[:, None] * st.Lambda                            # (p, k)
-    W = np.linalg.inv(np.eye(k) + st.Lambda.T @ PL)
-    W = 0.5 * (W + W.T)
-    A = (PL @ W).T                                               # (k, p)
-    fill_normal(st.etaT, noise_streams)
-    st.etaT = np.linalg.cholesky(W) @ st.etaT
-    st.etaT += A @ st.Zt
-    st.etaT -= (A @ st.alpha)[:, None]
-
-    lam2 = st.Lambda ** 2
-    st.phi = rng.gamma(0.5 * (prior.nu + 1.0), 1.0 / (0.5 * (prior.nu + tau * lam2)))
-    col_ss = (st.phi * lam2).sum(axis=0)                         # (k,)
-    for h in range(k):
-        tau_wo = np.cumprod(st.delta)[h:] / st.delta[h]
-        shape = (prior.a1 if h == 0 else prior.a2) + 0.5 * p * (k - h)
-        st.delta[h] = rng.gamma(shape, 1.0 / (1.0 + 0.5 * tau_wo @ col_ss[h:]))
-
-    s = 1.0 / (n * st.prec + 1.0 / prior.alpha_var)
-    total = z_sum - st.Lambda @ st.etaT.sum(axis=1)
-    draw = s * st.prec * total + np.sqrt(s) * rng.standard_normal(p)
-    st.alpha = np.where(intercept, draw, 0.0)
-
-
-def _diag_stack(d: np.ndarray) -> np.ndarray:
-    """(p, k) -> (p, k, k) stack of diagonal matrices."""
-    out = np.zeros(d.shape + (d.shape[1],))
-    idx = np.arange(d.shape[1])
-    out[:, idx, idx] = d
-    return out
+    """One Gibbs sweep in place: the full structure when the state has no factors."""
+    if st.etaT.shape[0] == 0:
+        full_sweep(st, cons, intercept, prior, rng, streams)
+    else:
+        factor_sweep(st, cons, intercept, prior, rng, streams, noise_streams)
 
 
 def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.random.SeedSequence,

@@ -460,8 +460,9 @@ def _date_column(s: pd.Series, decl: dict, notes: list[str]) -> ColumnSpec:
         notes.append(f"column '{name}': {bad} cell(s) that are not dates read as missing")
     if np.unique(days[~np.isnan(days)]).size < 2:
         raise InputError(f"column '{name}' has a single distinct date; {_EXCLUDE_FIX}")
-    return ColumnSpec(name, "date", decl.get("role", "none"), (), False, None, None, str(s.dtype),
-                      date_format=fmt)
+    seen = days[~np.isnan(days)]   # synthetic dates stay within the real range (no future births)
+    return ColumnSpec(name, "date", decl.get("role", "none"), (), False, float(seen.min()), float(seen.max()),
+                      str(s.dtype), date_format=fmt)
 
 
 def _merge_rare(observed: pd.Series, levels: list, min_rows: int) -> tuple[list, int]:

@@ -1,0 +1,190 @@
+"""The Gibbs moves of one sweep of the copula's MCMC, for its two covariance structures.
+
+z_i ~ N(alpha, Omega) on the latent scale; alpha_j is free for level columns and 0 otherwise.
+
+* Factor structure (k < p, method.md section 3): Omega = Lambda Lambda' + Sigma with the
+  multiplicative gamma process prior on Lambda (Bhattacharya and Dunson 2011). The latent
+  columns are drawn with the factors integrated out (Woodbury keeps it O(n p k)), then
+  the factors given Z, then Lambda, Sigma, the shrinkage and alpha.
+* Full structure (k = p, Hoff 2007, sbgcop): Omega ~ inverse-Wishart(p + 2, I), drawn whole
+  from its conjugate conditional. Omega is stored as Lambda Lambda' + s I with Lambda
+  (p, p), so both structures hand synthesis the same kind of draw.
+
+Both end with a scale move per latent column (Liu and Sabatti 2000): rank and level
+likelihoods do not see a column's scale, so (z_.j, row and column j of Omega, alpha_j)
+are rescaled by a factor drawn from its conditional, which only the priors shape.
+
+Every function updates the ChainState in place; random numbers come from the generators
+passed in, so a chain is reproducible from its seeds.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .latent import Constraints, update_latent_factor, update_latent_full
+from .truncnorm import fill_normal
+
+
+@dataclass(frozen=True)
+class Prior:
+    """Hyperparameters; defaults are the authors' R code's.
+
+    nu: degrees of freedom of the local shrinkage phi_jh ~ Gamma(nu/2, nu/2) (3).
+    a1, a2: shapes of delta_1 ~ Gamma(a1, 1) and delta_l ~ Gamma(a2, 1), l >= 2 (2 and 3;
+        a2 > 1 makes later factors shrink).
+    a_sigma, b_sigma: sigma_j^-2 ~ Gamma(a_sigma, rate b_sigma), i.e. sigma^2 ~ IG(1, 0.3).
+    alpha_var: prior variance of the categorical level intercepts, alpha_j ~ N(0, 1).
+    The full structure uses Omega ~ IW(p + 2, I) (sbgcop's default) and alpha_var.
+    """
+    nu: float = 3.0
+    a1: float = 2.0
+    a2: float = 3.0
+    a_sigma: float = 1.0
+    b_sigma: float = 0.3
+    alpha_var: float = 1.0
+
+
+@dataclass
+class ChainState:
+    """Current values of one chain. Zt (p, n) is confidential and never leaves the chain."""
+    Zt: np.ndarray
+    etaT: np.ndarray     # (k, n) factors, transposed so every product is contiguous; (0, n) when full
+    Lambda: np.ndarray   # (p, k)
+    prec: np.ndarray     # (p,) sigma_j^-2
+    phi: np.ndarray      # (p, k)
+    delta: np.ndarray    # (k,)
+    alpha: np.ndarray    # (p,)
+
+    @property
+    def omega(self) -> np.ndarray:
+        """Omega = Lambda Lambda' + diag(sigma^2), (p, p)."""
+        out = self.Lambda @ self.Lambda.T
+        out[np.diag_indices_from(out)] += 1.0 / self.prec
+        return out
+
+
+def factor_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior,
+                 rng: np.random.Generator, streams: np.ndarray, noise_streams: np.ndarray) -> None:
+    """One sweep of the factor structure: Z | Omega, eta | Z, scale moves, Lambda, Sigma,
+    phi, delta, alpha. ``streams`` (p, 8) drive the latent columns, ``noise_streams`` eta."""
+    p, n = st.Zt.shape
+    k = st.etaT.shape[0]
+    PL = st.prec[:, None] * st.Lambda                            # D Lambda, (p, k)
+    W = np.linalg.inv(np.eye(k) + st.Lambda.T @ PL)
+    W = 0.5 * (W + W.T)
+    G = st.Lambda @ W                                            # (p, k)
+    cond_prec = st.prec - st.prec ** 2 * np.einsum("jh,jh->j", st.Lambda, G)
+    U = np.ascontiguousarray((PL.T @ st.Zt).T)                   # u_i = Lambda' D (z_i - alpha), (n, k)
+    U -= st.alpha @ PL
+    update_latent_factor(st.Zt, U, st.alpha, st.prec, G, cond_prec, st.Lambda, *cons.kernel_args, streams)
+    fill_normal(st.etaT, noise_streams)
+    st.etaT = np.linalg.cholesky(W) @ st.etaT
+    st.etaT += W @ U.T
+
+    tau = np.cumprod(st.delta)
+    psi = (st.phi * tau * st.Lambda ** 2).sum(axis=1) + np.where(intercept, st.alpha ** 2 / prior.alpha_var, 0.0)
+    _rescale(st, gig_move(0.5 * (k + intercept) - prior.a_sigma, psi, 2.0 * prior.b_sigma * st.prec, rng))
+
+    z_sum = st.Zt.sum(axis=1)                                    # (p,)
+    EtE = st.etaT @ st.etaT.T
+    B = st.Zt @ st.etaT.T - np.outer(st.alpha, st.etaT.sum(axis=1))   # (Z - alpha) eta', (p, k)
+    Q = st.prec[:, None, None] * EtE + _diag_stack(st.phi * tau)  # (p, k, k)
+    L = np.linalg.cholesky(Q)
+    mean = np.linalg.solve(Q, (st.prec[:, None] * B)[..., None])[..., 0]
+    noise = np.linalg.solve(np.swapaxes(L, 1, 2), rng.standard_normal((p, k, 1)))[..., 0]
+    st.Lambda = mean + noise
+
+    zz = np.einsum("ji,ji->j", st.Zt, st.Zt) - 2.0 * st.alpha * z_sum + n * st.alpha ** 2
+    ss = zz - 2.0 * np.einsum("jh,jh->j", st.Lambda, B) + np.einsum("jh,hl,jl->j", st.Lambda, EtE, st.Lambda)
+    st.prec = rng.gamma(prior.a_sigma + 0.5 * n, 1.0 / (prior.b_sigma + 0.5 * np.maximum(ss, 0.0)))
+
+    lam2 = st.Lambda ** 2
+    st.phi = rng.gamma(0.5 * (prior.nu + 1.0), 1.0 / (0.5 * (prior.nu + tau * lam2)))
+    col_ss = (st.phi * lam2).sum(axis=0)                         # (k,)
+    for h in range(k):
+        tau_wo = np.cumprod(st.delta)[h:] / st.delta[h]
+        shape = (prior.a1 if h == 0 else prior.a2) + 0.5 * p * (k - h)
+        st.delta[h] = rng.gamma(shape, 1.0 / (1.0 + 0.5 * tau_wo @ col_ss[h:]))
+
+    s = 1.0 / (n * st.prec + 1.0 / prior.alpha_var)
+    total = z_sum - st.Lambda @ st.etaT.sum(axis=1)
+    draw = s * st.prec * total + np.sqrt(s) * rng.standard_normal(p)
+    st.alpha = np.where(intercept, draw, 0.0)
+
+
+def full_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior,
+               rng: np.random.Generator, streams: np.ndarray) -> None:
+    """One sweep of the full structure: Z | Omega, alpha; scale moves; alpha | Z, Omega;
+    Omega | Z, alpha ~ IW(p + 2 + n, I + sum_i (z_i - alpha)(z_i - alpha)')."""
+    p, n = st.Zt.shape
+    Omega = st.omega
+    Q = _sym(np.linalg.inv(Omega))
+    R = np.ascontiguousarray((st.Zt - st.alpha[:, None]).T @ Q)  # r_i = Q (z_i - alpha), (n, p)
+    update_latent_full(st.Zt, R, Q, *cons.kernel_args, streams)
+
+    nu0 = p + 2.0
+    u = np.where(intercept,
+                 gig_move(0.5 * (1.0 - nu0) + np.zeros(p), st.alpha ** 2 / prior.alpha_var, np.diag(Q).copy(), rng),
+                 0.5 * np.diag(Q) / rng.gamma(0.5 * nu0, 1.0, size=p))
+    _rescale(st, u)
+    g = np.sqrt(u)
+    Q = Q / g[:, None] / g[None, :]
+
+    levels = np.flatnonzero(intercept)
+    if levels.size:
+        base = np.where(intercept, 0.0, st.alpha)
+        P = n * Q[np.ix_(levels, levels)] + np.eye(levels.size) / prior.alpha_var
+        b = (Q @ (st.Zt.sum(axis=1) - n * base))[levels]
+        chol = np.linalg.cholesky(P)
+        st.alpha[levels] = np.linalg.solve(P, b) + np.linalg.solve(chol.T, rng.standard_normal(levels.size))
+
+    Zc = st.Zt - st.alpha[:, None]
+    scale_inv = np.linalg.inv(Zc @ Zc.T + np.eye(p))
+    bartlett = np.tril(rng.standard_normal((p, p)), -1)
+    bartlett[np.diag_indices(p)] = np.sqrt(rng.chisquare(nu0 + n - np.arange(p)))
+    factor = np.linalg.cholesky(_sym(scale_inv)) @ bartlett        # Omega^-1 ~ Wishart(nu0 + n, scale_inv)
+    Omega = _sym(np.linalg.inv(factor @ factor.T))
+    s = 0.5 * np.linalg.eigvalsh(Omega)[0]
+    st.Lambda = np.linalg.cholesky(Omega - s * np.eye(p))
+    st.prec = np.full(p, 1.0 / s)
+
+
+def _rescale(st: ChainState, u: np.ndarray) -> None:
+    """Scale latent column j, its intercept and row j of Lambda by g_j = sqrt(u_j) and
+    sigma_j^2 by u_j: Omega becomes D Omega D with D = diag(g), in both structures."""
+    g = np.sqrt(u)
+    st.Zt *= g[:, None]
+    st.alpha *= g
+    st.Lambda *= g[:, None]
+    st.prec /= u
+
+
+def gig_move(p: np.ndarray, psi: np.ndarray, chi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One independence Metropolis-Hastings step per entry for u ~ GIG(p, psi, chi), density
+    u^(p-1) exp(-(psi u + chi / u) / 2), from the current value u = 1 (the move is relative:
+    u = 1 leaves the column as it is). In v = log u the target is log-concave; the proposal is
+    normal at its mode with 1.5 times the inverse curvature, so nearly every step is taken."""
+    psi = np.maximum(psi, 1e-12)
+    r = np.sqrt(p * p + psi * chi)
+    mode = np.log(np.where(p > 0, (p + r) / psi, chi / (r - p)))
+    sd = np.sqrt(1.5 / (0.5 * (psi * np.exp(mode) + chi * np.exp(-mode))))
+
+    def log_ratio(v):   # log target minus log proposal, up to a constant
+        return p * v - 0.5 * (psi * np.exp(v) + chi * np.exp(-v)) + 0.5 * ((v - mode) / sd) ** 2
+
+    prop = mode + sd * rng.standard_normal(p.size)
+    with np.errstate(over="ignore"):   # a far-out proposal has log target -inf: refused
+        accept = np.log(rng.uniform(size=p.size)) < log_ratio(prop) - log_ratio(np.zeros(p.size))
+    return np.exp(np.where(accept, prop, 0.0))
+
+
+def _sym(a: np.ndarray) -> np.ndarray:
+    return 0.5 * (a + a.T)
+
+
+def _diag_stack(d: np.ndarray) -> np.ndarray:
+    """(p, k) -> (p, k, k) stack of diagonal matrices."""
+    out = np.zeros(d.shape + (d.shape[1],))
+    idx = np.arange(d.shape[1])
+    out[:, idx, idx] = d
+    return out
