@@ -15,7 +15,7 @@ export GX_ANALYTICS_ENABLED := false
 .venv/.installed: pyproject.toml
 	python3 -m venv .venv
 	.venv/bin/pip install --quiet --upgrade pip
-	.venv/bin/pip install --quiet -e '.[test]'
+	.venv/bin/pip install --quiet -e '.[test,celery]'
 	touch $@
 
 # The demo survey's wave lands where the pipeline expects it, then the pipeline materializes
@@ -37,7 +37,7 @@ test: .venv/.installed .venv-anonymeter/bin/python
 	$(PY) -m pytest -q
 
 test-slow: .venv/.installed
-	.venv/bin/pip install --quiet -e '.[test,bayes]'
+	.venv/bin/pip install --quiet -e '.[test,celery,bayes]'
 	$(PY) -m pytest -q -m slow
 
 # anonymeter needs numpy < 1.27, so it gets its own environment; `mixsynth report` runs its
