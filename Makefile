@@ -20,7 +20,8 @@ export GX_ANALYTICS_ENABLED := false
 
 # The demo survey's wave lands where the pipeline expects it, then the pipeline materializes
 # every asset of that wave in the Dagster instance under out/dagster (see it with `make ui`).
-demo: .venv/.installed $(DAGSTER_HOME)/dagster.yaml
+# The report's singling-out, linkability and inference risks run in anonymeter's environment.
+demo: .venv/.installed .venv-anonymeter/bin/python $(DAGSTER_HOME)/dagster.yaml
 	@mkdir -p out/landing/ncbirths && chmod 700 out/landing
 	.venv/bin/mixsynth dataset ncbirths out/landing/ncbirths/$(DEMO_WAVE).csv
 	DAGSTER_HOME=$(DAGSTER_HOME) $(PY) -m pipeline.run ncbirths $(DEMO_WAVE)
