@@ -35,7 +35,9 @@ def project_folder() -> Path:
     return Path(__file__).resolve().parents[1]
 
 
-def _root(value: str) -> Path:
+def _root(value) -> Path:
+    if isinstance(value, dg.EnvVar):   # a store made by from_env() outside a run (pipeline.run)
+        value = value.get_value()
     path = Path(value).expanduser()
     return path if path.is_absolute() else project_folder() / path
 

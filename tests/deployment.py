@@ -32,7 +32,9 @@ class Deployment:
         source = ROOT / "docker" / "dagster.yaml" if postgres_env else ROOT / "dagster.yaml"
         shutil.copy(source, home / "dagster.yaml")
         env = {**os.environ, **(postgres_env or {}), "DAGSTER_HOME": str(home),
-               "MIXSYNTH_SURVEYS": str(folder / "surveys"), "GX_ANALYTICS_ENABLED": "false", **extra}
+               "MIXSYNTH_SURVEYS": str(folder / "surveys"), "GX_ANALYTICS_ENABLED": "false",
+               # the environment's tools first (dagster-celery starts `celery` by name)
+               "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **extra}
         for var, sub in (("MIXSYNTH_CONFIDENTIAL_DIR", "confidential"), ("MIXSYNTH_RELEASE_DIR", "release"),
                          ("MIXSYNTH_LANDING_DIR", "landing")):
             env[var] = str(folder / sub)
