@@ -13,6 +13,7 @@ Expectations suite on ``synthetic_files`` and the release rules on ``release_dec
 """
 
 import contextlib
+import errno
 import os
 import time
 from dataclasses import dataclass
@@ -32,6 +33,14 @@ from .metadata import (expectations_table, measures_table, number, report_plots,
                        rules_table, withheld_details)
 
 FINGERPRINT_TAG = "mixsynth/fingerprint"
+# What each stage's output is the basis of in the confidential store: discarded when the stage
+# starts, so a failed or killed step never leaves a file from the previous input behind it.
+CANDIDATE = ("candidate",)
+AFTER_RESPONSES = CANDIDATE
+AFTER_POSTERIOR = ("model.npz*", *AFTER_RESPONSES)     # a glob: the file and its temporary
+AFTER_CHAINS = ("model-copula.npz*", *AFTER_POSTERIOR)
+AFTER_MARGINALS = ("chain-*.npz", ".chain-*.tmp", *AFTER_CHAINS)   # draws and their temporaries
+AFTER_RAW = ("model-marginals.npz*", *AFTER_MARGINALS)
 
 
 @contextlib.contextmanager
@@ -144,6 +153,7 @@ def raw_table_asset(s: SurveyStages) -> dg.AssetsDefinition:
                 raise InputError(f"landing file '{path.name}' changed after the sensor saw it; "
                                  "the run for its new content follows, this one stops")
             real = read_table(path)
+            confidential.discard(name, wave, *AFTER_RAW)
             spec = infer_spec(real, survey.spec)
             settings = WaveSettings.from_spec(spec)   # the wave's method settings, read once here
             held = np.random.default_rng(survey.seed).random(len(real)) < survey.holdout
@@ -174,6 +184,7 @@ def marginals_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
         wave = context.partition_key
         train = confidential.read_table(name, wave, "train.parquet")
         settings = WaveSettings.read(confidential, name, wave)
+        confidential.discard(name, wave, *AFTER_MARGINALS)
         with withheld_details("estimating the marginals"):
             spec = s.spec_of(train)
             model = CopulaSynthesizer(spec, settings.sampler, method=settings.method,
@@ -197,6 +208,7 @@ def chain_asset(s: SurveyStages, chain: int, upstream) -> dg.AssetsDefinition:
         train = confidential.read_table(name, wave, "train.parquet")
         model = confidential.load_model(name, wave, "model-marginals.npz")
         settings = model.settings
+        confidential.discard(name, wave, f"chain-{chain}.npz", f".chain-{chain}.npz.*.tmp", *AFTER_CHAINS)
         started = time.monotonic()
         with withheld_details(f"running chain {chain}"), chain_threads(s.chains) as threads:
             context.log.info(f"chain {chain}: {settings.sweeps:,} sweeps ({settings.burn_in:,} burn-in) "
@@ -224,6 +236,7 @@ def posterior_asset(s: SurveyStages, chain_assets) -> dg.AssetsDefinition:
         if model.settings.chains != chains:
             raise InputError(f"the spec now asks for {model.settings.chains} chains, the code location "
                              f"was loaded with {chains}; reload the code location and rematerialize")
+        confidential.discard(name, wave, *AFTER_POSTERIOR)
         with withheld_details("combining the chains"):
             model.set_chains([confidential.load_arrays(name, wave, f"chain-{c}.npz") for c in range(chains)])
             confidential.save_model(model, name, wave, "model-copula.npz")
@@ -249,6 +262,7 @@ def responses_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
         wave = context.partition_key
         train = confidential.read_table(name, wave, "train.parquet")
         model = confidential.load_model(name, wave, "model-copula.npz")
+        confidential.discard(name, wave, *AFTER_RESPONSES)
         started = time.monotonic()
         with withheld_details("fitting the responses"):
             declared = [c.name for c in model.spec_.columns if c.role == "response"]
@@ -279,6 +293,7 @@ def synthetic_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
         train = confidential.read_table(name, wave, "train.parquet")
         model = confidential.load_model(name, wave, "model.npz")
         opts = dict(WaveSettings.read(confidential, name, wave).synthesis)
+        confidential.discard(name, wave, *CANDIDATE)
         with withheld_details("synthesizing"):
             rows, m = opts.pop("rows"), int(opts.pop("m"))
             tables = model.sample_files(m, rows, s.survey.seed, **opts)
@@ -407,7 +422,15 @@ def publish_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
         files.update({f"report/{f}": candidate / "report" / f
                       for f in ("report.json", "decision.json", "summary.md", "report.html")})
         files.update({f: candidate / f for f in ("record.json", "record.html")})
-        folder = release.publish(name, wave, files)
+        try:
+            folder = release.publish(name, wave, files)
+        except OSError as exc:
+            cause = ("it is full (no space left on device)" if exc.errno == errno.ENOSPC
+                     else f"{exc.strerror or type(exc).__name__}")
+            raise dg.Failure(description=f"{name} wave {wave}: not published, the release store "
+                                         f"'{release.folder(name, wave).parent.parent}' refused the files: "
+                                         f"{cause}; the previous release stays as it was. Free the store, "
+                                         "then re-execute published_release") from None
         return dg.MaterializeResult(metadata={
             "release_folder": dg.MetadataValue.path(str(folder)), "decision": record["decision"],
             "files": dg.MetadataValue.md("\n".join(f"- {f}" for f in files)),

@@ -42,11 +42,13 @@ def main(argv=None) -> int:
               if k.path[-1].startswith("copula_chain_")]
     print(f"{args.survey} wave {args.wave}: {len(chains)} chains run side by side; each logs its sweeps "
           f"(\"chain N: done/total sweeps\") every tenth of its run", flush=True)
-    options = {}
+    options = {"tags": {"dagster/partition": args.wave}}   # re-execution does not carry it over
     if args.from_failure:
+        parent = instance.get_run_by_id(args.from_failure)
+        if parent is None or parent.tags.get("dagster/partition") != args.wave:
+            print(f"run {args.from_failure} is not a run of {args.survey} wave {args.wave}", file=sys.stderr)
+            return 2
         options["reexecution_options"] = dg.ReexecutionOptions.from_failure(args.from_failure, instance)
-    else:
-        options["tags"] = {"dagster/partition": args.wave}
     with dg.execute_job(job, instance, run_config=quiet, **options) as result:
         run_id, success = result.run_id, result.success
     release = ReleaseStore.from_env().folder(args.survey, args.wave)
