@@ -15,12 +15,13 @@ export GX_ANALYTICS_ENABLED := false
 .venv/.installed: pyproject.toml
 	python3 -m venv .venv
 	.venv/bin/pip install --quiet --upgrade pip
-	.venv/bin/pip install --quiet -e '.[test]'
+	.venv/bin/pip install --quiet -e '.[test,celery]'
 	touch $@
 
 # The demo survey's wave lands where the pipeline expects it, then the pipeline materializes
 # every asset of that wave in the Dagster instance under out/dagster (see it with `make ui`).
-demo: .venv/.installed $(DAGSTER_HOME)/dagster.yaml
+# The report's singling-out, linkability and inference risks run in anonymeter's environment.
+demo: .venv/.installed .venv-anonymeter/bin/python $(DAGSTER_HOME)/dagster.yaml
 	@mkdir -p out/landing/ncbirths && chmod 700 out/landing
 	.venv/bin/mixsynth dataset ncbirths out/landing/ncbirths/$(DEMO_WAVE).csv
 	DAGSTER_HOME=$(DAGSTER_HOME) $(PY) -m pipeline.run ncbirths $(DEMO_WAVE)
@@ -37,7 +38,7 @@ test: .venv/.installed .venv-anonymeter/bin/python
 	$(PY) -m pytest -q
 
 test-slow: .venv/.installed
-	.venv/bin/pip install --quiet -e '.[test,bayes]'
+	.venv/bin/pip install --quiet -e '.[test,celery,bayes]'
 	$(PY) -m pytest -q -m slow
 
 # anonymeter needs numpy < 1.27, so it gets its own environment; `mixsynth report` runs its

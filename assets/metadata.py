@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import dagster as dg
+import numpy as np
 
 from mixsynth import InputError
 from mixsynth.report.measures import show_value
@@ -33,7 +34,12 @@ def withheld_details(stage: str):
 
 
 def number(x) -> float | None:
-    return None if x is None else float(x)
+    """A measure for asset metadata, to four significant digits (the UI shows a float's every
+    digit: 0.7796576999020183 reads as 0.7797); None stays None (not computed)."""
+    if x is None:
+        return None
+    x = float(x)
+    return float(f"{x:.4g}") if np.isfinite(x) else x
 
 
 def measures_table(headline: dict, meanings: dict, names) -> dg.MetadataValue:

@@ -13,8 +13,10 @@ Expectations suite on ``synthetic_files`` and the release rules on ``release_dec
 """
 
 import contextlib
+import errno
 import os
 import time
+from dataclasses import dataclass
 
 import dagster as dg
 import numpy as np
@@ -22,6 +24,7 @@ import numpy as np
 from mixsynth import CopulaSynthesizer, InputError, infer_spec, read_table
 from mixsynth.landing import file_digest, wave_file
 from mixsynth.report.measures import RISK_MEASURES
+from mixsynth.sampler import SamplerSettings
 from mixsynth.settings import method_settings
 from mixsynth.survey import Survey
 from resources import ConfidentialStore, LandingArea, ReleaseStore
@@ -30,6 +33,14 @@ from .metadata import (expectations_table, measures_table, number, report_plots,
                        rules_table, withheld_details)
 
 FINGERPRINT_TAG = "mixsynth/fingerprint"
+# What each stage's output is the basis of in the confidential store: discarded when the stage
+# starts, so a failed or killed step never leaves a file from the previous input behind it.
+CANDIDATE = ("candidate",)
+AFTER_RESPONSES = CANDIDATE
+AFTER_POSTERIOR = ("model.npz*", *AFTER_RESPONSES)     # a glob: the file and its temporary
+AFTER_CHAINS = ("model-copula.npz*", *AFTER_POSTERIOR)
+AFTER_MARGINALS = ("chain-*.npz", ".chain-*.tmp", *AFTER_CHAINS)   # draws and their temporaries
+AFTER_RAW = ("model-marginals.npz*", *AFTER_MARGINALS)
 
 
 @contextlib.contextmanager
@@ -53,22 +64,82 @@ def waves_partitions(survey: Survey) -> dg.DynamicPartitionsDefinition:
     return dg.DynamicPartitionsDefinition(name=f"{survey.name}_waves")
 
 
-def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
-    """Every asset (with its checks) of ``survey``."""
-    name = survey.name
-    partitions = waves_partitions(survey)
-    key = lambda stage: dg.AssetKey([name, stage])
-    common = {"partitions_def": partitions, "group_name": name}
-    chains = survey.sampler_settings().chains
-    release_section = survey.spec.get("release")
-    if release_section is None:
-        raise InputError(f"survey '{name}' ({survey.spec_path.name}) has no `release:` section; "
-                         "declare the release rules its files must meet")
+@dataclass(frozen=True)
+class WaveSettings:
+    """The spec's method settings as one wave runs with them: read from the spec once, by
+    ``raw_table``, kept in the wave's confidential folder (``settings.json``) and read back by
+    every later stage, so a spec edited while a wave runs cannot mix two settings in one wave."""
 
-    def spec_of(train):
-        return infer_spec(train, survey.spec)
+    sampler: SamplerSettings
+    method: str
+    synthesis: dict
+    FILE = "settings.json"
 
-    @dg.asset(key=key("raw_table"), kinds={"csv"}, **common,
+    @classmethod
+    def from_spec(cls, spec) -> "WaveSettings":
+        sampler, method, synthesis = method_settings(spec)
+        return cls(sampler, method, synthesis)
+
+    def write(self, confidential: ConfidentialStore, survey: str, wave: str) -> None:
+        confidential.write_json({"sampler": self.sampler.to_dict(), "method": self.method,
+                                 "synthesis": self.synthesis}, survey, wave, self.FILE)
+
+    @classmethod
+    def read(cls, confidential: ConfidentialStore, survey: str, wave: str) -> "WaveSettings":
+        data = confidential.read_json(survey, wave, cls.FILE)
+        return cls(SamplerSettings.from_dict(data["sampler"]), data["method"], dict(data["synthesis"]))
+
+
+@dataclass(frozen=True)
+class SurveyStages:
+    """What every stage factory of one survey shares: its name, wave partitions and chains."""
+
+    survey: Survey
+    partitions: dg.DynamicPartitionsDefinition
+    chains: int
+
+    @property
+    def name(self) -> str:
+        return self.survey.name
+
+    def key(self, stage: str) -> dg.AssetKey:
+        return dg.AssetKey([self.name, stage])
+
+    @property
+    def common(self) -> dict:
+        return {"partitions_def": self.partitions, "group_name": self.name}
+
+    def spec_of(self, train):
+        return infer_spec(train, self.survey.spec)
+
+
+class ChainProgress:
+    """Log a chain's sweeps while it runs: at each tenth of the run and at least every
+    ``every`` seconds, so a terminal following the run (``make demo``) never sits silent for
+    long. Counts and rates only."""
+
+    def __init__(self, log, chain: int, total: int, every: float = 20.0):
+        self.log, self.chain, self.total, self.every = log, chain, total, every
+        self.started = self.last = time.monotonic()
+        self.step = max(1, total // 10)
+        self.next = self.step
+
+    def __call__(self, done: int) -> None:
+        now = time.monotonic()
+        if done < self.next and now - self.last < self.every and done < self.total:
+            return
+        while self.next <= done:
+            self.next += self.step
+        self.last = now
+        rate = done / (now - self.started) if now > self.started else 0.0
+        self.log.info(f"chain {self.chain}: {done:,}/{self.total:,} sweeps ({100 * done // self.total}%, "
+                      f"{number(rate)} sweeps/s)")
+
+
+def raw_table_asset(s: SurveyStages) -> dg.AssetsDefinition:
+    survey, name = s.survey, s.name
+
+    @dg.asset(key=s.key("raw_table"), kinds={"csv"}, **s.common,
               description="The wave's confidential table, checked against the spec and split into "
                           "the rows synthesized from and the holdout (confidential store).")
     def raw_table(context: dg.AssetExecutionContext, landing: LandingArea,
@@ -82,12 +153,15 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
                 raise InputError(f"landing file '{path.name}' changed after the sensor saw it; "
                                  "the run for its new content follows, this one stops")
             real = read_table(path)
+            confidential.discard(name, wave, *AFTER_RAW)
             spec = infer_spec(real, survey.spec)
+            settings = WaveSettings.from_spec(spec)   # the wave's method settings, read once here
             held = np.random.default_rng(survey.seed).random(len(real)) < survey.holdout
             train, holdout = real[~held].reset_index(drop=True), real[held].reset_index(drop=True)
-            spec_of(train)  # the training rows alone must still meet the spec (e.g. min_rows)
+            s.spec_of(train)  # the training rows alone must still meet the spec (e.g. min_rows)
             for part, frame in (("raw.parquet", real), ("train.parquet", train), ("holdout.parquet", holdout)):
                 confidential.write_table(frame, name, wave, part)
+            settings.write(confidential, name, wave)
             confidential.write_json({"fingerprint": digest, "file": path.name}, name, wave, "input.json")
         schema = dg.TableSchema(columns=[dg.TableColumn(c.name, c.kind, description=f"role: {c.role}")
                                          for c in spec.columns])
@@ -96,48 +170,63 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
             "excluded_columns": ", ".join(spec.excluded) or "none",
             "rows_synthesized_from": len(train), "holdout_rows": len(holdout),
             "fingerprint": digest, "landing_file": path.name, "dagster/column_schema": schema})
+    return raw_table
 
-    @dg.asset(key=key("marginal_estimates"), deps=[raw_table], kinds={"numpy"}, **common,
+
+def marginals_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
+    name = s.name
+
+    @dg.asset(key=s.key("marginal_estimates"), deps=[upstream], kinds={"numpy"}, **s.common,
               description="Marginal distributions, latent layout, number of factors and the "
                           "categorical joint of the training rows (confidential).")
     def marginal_estimates(context: dg.AssetExecutionContext,
                            confidential: ConfidentialStore) -> dg.MaterializeResult:
         wave = context.partition_key
         train = confidential.read_table(name, wave, "train.parquet")
+        settings = WaveSettings.read(confidential, name, wave)
+        confidential.discard(name, wave, *AFTER_MARGINALS)
         with withheld_details("estimating the marginals"):
-            spec = spec_of(train)
-            settings, method, _ = method_settings(spec)
-            model = CopulaSynthesizer(spec, settings, method=method, seed=survey.seed).fit_marginals(train)
+            spec = s.spec_of(train)
+            model = CopulaSynthesizer(spec, settings.sampler, method=settings.method,
+                                      seed=s.survey.seed).fit_marginals(train)
             confidential.save_model(model, name, wave, "model-marginals.npz")
         return dg.MaterializeResult(metadata={
             "rows": model.n_rows_, "modelled_columns": len(spec.columns), "latent_columns": len(model.columns_),
-            "factors": model.factors_, "method": method, "seed": survey.seed})
+            "factors": model.factors_, "method": settings.method, "seed": s.survey.seed})
+    return marginal_estimates
 
-    def chain_asset(chain: int) -> dg.AssetsDefinition:
-        @dg.asset(key=key(f"copula_chain_{chain}"), deps=[marginal_estimates], kinds={"numpy"},
-                  **common,
-                  description=f"MCMC chain {chain} of the copula (its own step, so chains run in parallel); "
-                              "kept draws of alpha, Lambda and sigma^2 (confidential).")
-        def copula_chain(context: dg.AssetExecutionContext,
-                         confidential: ConfidentialStore) -> dg.MaterializeResult:
-            wave = context.partition_key
-            train = confidential.read_table(name, wave, "train.parquet")
-            model = confidential.load_model(name, wave, "model-marginals.npz")
-            started = time.monotonic()
-            with withheld_details(f"running chain {chain}"), chain_threads(chains) as threads:
-                draws = model.run_chain(train, chain)
-                confidential.save_arrays(draws, name, wave, f"chain-{chain}.npz")
-            seconds = time.monotonic() - started
-            s = model.settings
-            return dg.MaterializeResult(metadata={
-                "chain": chain, "sweeps": s.sweeps, "burn_in": s.burn_in, "thin": s.thin,
-                "kept_draws": s.kept, "threads": threads, "seconds": round(seconds, 2),
-                "sweeps_per_second": round(s.sweeps / seconds, 1) if seconds > 0 else None})
-        return copula_chain
 
-    chain_assets = [chain_asset(c) for c in range(chains)]
+def chain_asset(s: SurveyStages, chain: int, upstream) -> dg.AssetsDefinition:
+    name = s.name
 
-    @dg.asset(key=key("copula_posterior"), deps=chain_assets, kinds={"numpy"}, **common,
+    @dg.asset(key=s.key(f"copula_chain_{chain}"), deps=[upstream], kinds={"numpy"}, **s.common,
+              description=f"MCMC chain {chain} of the copula (its own step, so chains run in parallel); "
+                          "kept draws of alpha, Lambda and sigma^2 (confidential).")
+    def copula_chain(context: dg.AssetExecutionContext,
+                     confidential: ConfidentialStore) -> dg.MaterializeResult:
+        wave = context.partition_key
+        train = confidential.read_table(name, wave, "train.parquet")
+        model = confidential.load_model(name, wave, "model-marginals.npz")
+        settings = model.settings
+        confidential.discard(name, wave, f"chain-{chain}.npz", f".chain-{chain}.npz.*.tmp", *AFTER_CHAINS)
+        started = time.monotonic()
+        with withheld_details(f"running chain {chain}"), chain_threads(s.chains) as threads:
+            context.log.info(f"chain {chain}: {settings.sweeps:,} sweeps ({settings.burn_in:,} burn-in) "
+                             f"on {threads} thread(s)")
+            draws = model.run_chain(train, chain, progress=ChainProgress(context.log, chain, settings.sweeps))
+            confidential.save_arrays(draws, name, wave, f"chain-{chain}.npz")
+        seconds = time.monotonic() - started
+        return dg.MaterializeResult(metadata={
+            "chain": chain, "sweeps": settings.sweeps, "burn_in": settings.burn_in, "thin": settings.thin,
+            "kept_draws": settings.kept, "threads": threads, "seconds": number(seconds),
+            "sweeps_per_second": number(settings.sweeps / seconds) if seconds > 0 else None})
+    return copula_chain
+
+
+def posterior_asset(s: SurveyStages, chain_assets) -> dg.AssetsDefinition:
+    name, chains = s.name, s.chains
+
+    @dg.asset(key=s.key("copula_posterior"), deps=chain_assets, kinds={"numpy"}, **s.common,
               description="Posterior draws of the copula from every chain, with R-hat and bulk ESS "
                           "of its correlations (confidential).")
     def copula_posterior(context: dg.AssetExecutionContext,
@@ -147,6 +236,7 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
         if model.settings.chains != chains:
             raise InputError(f"the spec now asks for {model.settings.chains} chains, the code location "
                              f"was loaded with {chains}; reload the code location and rematerialize")
+        confidential.discard(name, wave, *AFTER_POSTERIOR)
         with withheld_details("combining the chains"):
             model.set_chains([confidential.load_arrays(name, wave, f"chain-{c}.npz") for c in range(chains)])
             confidential.save_model(model, name, wave, "model-copula.npz")
@@ -157,8 +247,13 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
             "rhat_max": number(conv["rhat_max"]), "rhat_median": number(conv["rhat_median"]),
             "share_rhat_below_1_01": number(conv["share_rhat_below_1_01"]),
             "ess_bulk_min": number(conv["ess_bulk_min"]), "ess_bulk_median": number(conv["ess_bulk_median"])})
+    return copula_posterior
 
-    @dg.asset(key=key("response_posterior"), deps=[copula_posterior], kinds={"numpy"}, **common,
+
+def responses_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
+    name = s.name
+
+    @dg.asset(key=s.key("response_posterior"), deps=[upstream], kinds={"numpy"}, **s.common,
               description="Rank-likelihood BART posterior of each declared response given the copula "
                           "columns (nothing to fit when the spec declares none); the whole model "
                           "(confidential).")
@@ -167,18 +262,27 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
         wave = context.partition_key
         train = confidential.read_table(name, wave, "train.parquet")
         model = confidential.load_model(name, wave, "model-copula.npz")
+        confidential.discard(name, wave, *AFTER_RESPONSES)
         started = time.monotonic()
         with withheld_details("fitting the responses"):
+            declared = [c.name for c in model.spec_.columns if c.role == "response"]
+            if declared:
+                context.log.info(f"fitting BART for {len(declared)} response(s): {', '.join(declared)}")
             model.fit_responses(train)
             confidential.save_model(model, name, wave, "model.npz")
         responses = [m.name for m in model.responses_]
         return dg.MaterializeResult(metadata={
             "responses": ", ".join(responses) or "none declared",
             "bart_settings": dg.MetadataValue.json(dict(model.spec_.bart)),
-            "seconds": round(time.monotonic() - started, 2)})
+            "seconds": number(time.monotonic() - started)})
+    return response_posterior
 
-    @dg.asset(key=key("synthetic_files"), deps=[response_posterior], kinds={"csv"}, **common,
-              check_specs=[dg.AssetCheckSpec("expectations", asset=key("synthetic_files"), blocking=True,
+
+def synthetic_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
+    name, key = s.name, s.key("synthetic_files")
+
+    @dg.asset(key=key, deps=[upstream], kinds={"csv"}, **s.common,
+              check_specs=[dg.AssetCheckSpec("expectations", asset=key, blocking=True,
                                              description="Great Expectations suite from the spec and the "
                                                          "real file's domain")],
               description="The candidate synthetic file(s), m posterior draws (confidential until "
@@ -188,31 +292,36 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
         wave = context.partition_key
         train = confidential.read_table(name, wave, "train.parquet")
         model = confidential.load_model(name, wave, "model.npz")
+        opts = dict(WaveSettings.read(confidential, name, wave).synthesis)
+        confidential.discard(name, wave, *CANDIDATE)
         with withheld_details("synthesizing"):
-            _, _, opts = method_settings(model.spec_)
             rows, m = opts.pop("rows"), int(opts.pop("m"))
-            tables = model.sample_files(m, rows, survey.seed, **opts)
+            tables = model.sample_files(m, rows, s.survey.seed, **opts)
             names = ["synthetic.csv"] if m == 1 else [f"synthetic_{i}.csv" for i in range(1, m + 1)]
             paths = [confidential.write_table(t, name, wave, f"candidate/{n}") for n, t in zip(names, tables)]
             outcome = check_synthetic([read_table(p) for p in paths], model.spec_, train)
         confidential.write_json({**outcome, "files": names}, name, wave, "candidate/expectations.json")
         yield dg.MaterializeResult(metadata={
             "files": ", ".join(names), "m": m, "dagster/row_count": len(tables[0]),
-            "columns": tables[0].shape[1], "seed": survey.seed})
+            "columns": tables[0].shape[1], "seed": s.survey.seed})
         yield dg.AssetCheckResult(check_name="expectations", passed=outcome["success"], metadata={
             "met": f"{outcome['successful']} of {outcome['evaluated']}",
             "expectations": expectations_table(outcome)})
+    return synthetic_files
 
-    report_specs = [
-        dg.AssetSpec(key("utility_report"), deps=[synthetic_files], kinds={"html"}, group_name=name,
+
+def reports_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
+    name = s.name
+    specs = [
+        dg.AssetSpec(s.key("utility_report"), deps=[upstream], kinds={"html"}, group_name=name,
                      description="Utility of the synthetic file(s) against the real training rows and "
                                  "the holdout: marginals, associations, declared analyses (aggregates)."),
-        dg.AssetSpec(key("disclosure_report"), deps=[synthetic_files], kinds={"html"}, group_name=name,
+        dg.AssetSpec(s.key("disclosure_report"), deps=[upstream], kinds={"html"}, group_name=name,
                      description="Disclosure risk: exact copies, distance to closest record, attribute "
                                  "inference, outliers (aggregates)."),
     ]
 
-    @dg.multi_asset(specs=report_specs, partitions_def=partitions, name=f"{name}_reports")
+    @dg.multi_asset(specs=specs, partitions_def=s.partitions, name=f"{name}_reports")
     def reports(context: dg.AssetExecutionContext, confidential: ConfidentialStore):
         from mixsynth.report.build import build_report
         from mixsynth.report.outputs import write_report
@@ -221,10 +330,10 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
         holdout = confidential.read_table(name, wave, "holdout.parquet")
         files = confidential.read_json(name, wave, "candidate/expectations.json")["files"]
         with withheld_details("building the report"):
-            spec = spec_of(train)
+            spec = s.spec_of(train)
             syns = [confidential.read_table(name, wave, f"candidate/{f}") for f in files]
             convergence = confidential.load_model(name, wave, "model.npz").convergence_
-            report = build_report(train, syns, spec, holdout=holdout, seed=survey.seed, convergence=convergence)
+            report = build_report(train, syns, spec, holdout=holdout, seed=s.survey.seed, convergence=convergence)
             confidential.write_json(report, name, wave, "candidate/report.json")
             page = confidential.owner_only(
                 write_report(confidential.folder(name, wave, "candidate", "report"), report, None))[-1]
@@ -232,16 +341,21 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
         utility = [m for m in headline if m not in RISK_MEASURES]
         risk = [m for m in headline if m in RISK_MEASURES]
         plots = {"plots": report_plots(page)}
-        for spec_key, names, extra in ((key("utility_report"), utility, plots), (key("disclosure_report"), risk, {})):
+        for spec_key, names, extra in ((s.key("utility_report"), utility, plots),
+                                       (s.key("disclosure_report"), risk, {})):
             yield dg.MaterializeResult(asset_key=spec_key, metadata={
                 "headline": measures_table(headline, meanings, names),
                 **{m: number(headline[m]) for m in names}, **extra,
                 "report_page": dg.MetadataValue.path(str(page)),
                 "notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in report["notes"]) or "none")})
+    return reports
 
-    @dg.asset(key=key("release_decision"), deps=[key("utility_report"), key("disclosure_report")],
-              kinds={"json"}, **common,
-              check_specs=[dg.AssetCheckSpec("release_rules", asset=key("release_decision"), blocking=True,
+
+def decision_asset(s: SurveyStages, release_section: dict) -> dg.AssetsDefinition:
+    survey, name, key = s.survey, s.name, s.key("release_decision")
+
+    @dg.asset(key=key, deps=[s.key("utility_report"), s.key("disclosure_report")], kinds={"json"}, **s.common,
+              check_specs=[dg.AssetCheckSpec("release_rules", asset=key, blocking=True,
                                              description="The spec's utility and risk thresholds on the "
                                                          "report's measures: no rule failed without a "
                                                          "limitation, and every expectation met")],
@@ -256,15 +370,15 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
         expectations = confidential.read_json(name, wave, "candidate/expectations.json")
         model = confidential.load_model(name, wave, "model.npz")
         fingerprint = confidential.read_json(name, wave, "input.json")["fingerprint"]
+        settings = WaveSettings.read(confidential, name, wave)
         candidate = confidential.folder(name, wave, "candidate")
         with withheld_details("deciding the release"):
             decision = decide(report, release_section)
-            _, method, synthesis = method_settings(model.spec_)
             record = synthesis_record(
                 survey=name, wave=wave, fingerprint=fingerprint, spec_raw=survey.spec, spec=model.spec_,
-                method={"method": method, "sampler": model.settings.to_dict(), "synthesis": synthesis,
-                        "bart": dict(model.spec_.bart), "holdout_share": survey.holdout,
-                        "factors": model.factors_},
+                method={"method": settings.method, "sampler": model.settings.to_dict(),
+                        "synthesis": settings.synthesis, "bart": dict(model.spec_.bart),
+                        "holdout_share": survey.holdout, "factors": model.factors_},
                 seeds={"holdout_split": survey.seed, "mcmc": survey.seed, "synthesis": survey.seed,
                        "report": survey.seed},
                 convergence=model.convergence_, report=report, expectations=expectations, decision=decision,
@@ -272,19 +386,23 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
             confidential.owner_only(write_report(candidate / "report", report, decision)
                                     + write_record(candidate, record))
         passed = decision["decision"] != "reject" and expectations["success"]
+        met = f"{expectations['successful']} of {expectations['evaluated']}"
         yield dg.MaterializeResult(metadata={
             "decision": decision["decision"],
             "rules_passed": sum(r["passed"] for r in decision["rules"]), "rules": rules_table(decision),
             "rules_checked": len(decision["rules"]),
             "limitations": dg.MetadataValue.md("\n".join(f"- {t}" for t in decision["limitations"]) or "none"),
-            "expectations_met": f"{expectations['successful']} of {expectations['evaluated']}",
-            "summary": dg.MetadataValue.md(summary_markdown(report, decision)),
+            "expectations_met": met, "summary": dg.MetadataValue.md(summary_markdown(report, decision)),
             "record": dg.MetadataValue.path(str(candidate / "record.html"))})
         yield dg.AssetCheckResult(check_name="release_rules", passed=passed, metadata={
-            "decision": decision["decision"], "rules": rules_table(decision),
-            "expectations_met": f"{expectations['successful']} of {expectations['evaluated']}"})
+            "decision": decision["decision"], "rules": rules_table(decision), "expectations_met": met})
+    return release_decision
 
-    @dg.asset(key=key("published_release"), deps=[release_decision], kinds={"folder"}, **common,
+
+def publish_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
+    name = s.name
+
+    @dg.asset(key=s.key("published_release"), deps=[upstream], kinds={"folder"}, **s.common,
               description="The released files of the wave (synthetic file(s), report, synthesis record), "
                           "swapped into the release store only after a passing decision.")
     def published_release(context: dg.AssetExecutionContext, confidential: ConfidentialStore,
@@ -304,13 +422,38 @@ def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
         files.update({f"report/{f}": candidate / "report" / f
                       for f in ("report.json", "decision.json", "summary.md", "report.html")})
         files.update({f: candidate / f for f in ("record.json", "record.html")})
-        folder = release.publish(name, wave, files)
+        try:
+            folder = release.publish(name, wave, files)
+        except OSError as exc:
+            cause = ("it is full (no space left on device)" if exc.errno == errno.ENOSPC
+                     else f"{exc.strerror or type(exc).__name__}")
+            raise dg.Failure(description=f"{name} wave {wave}: not published, the release store "
+                                         f"'{release.folder(name, wave).parent.parent}' refused the files: "
+                                         f"{cause}; the previous release stays as it was. Free the store, "
+                                         "then re-execute published_release") from None
         return dg.MaterializeResult(metadata={
             "release_folder": dg.MetadataValue.path(str(folder)), "decision": record["decision"],
             "files": dg.MetadataValue.md("\n".join(f"- {f}" for f in files)),
             "synthetic_file": dg.MetadataValue.path(str(folder / next(iter(record["outputs"])))),
             "report": dg.MetadataValue.path(str(folder / "report" / "report.html")),
             "record": dg.MetadataValue.path(str(folder / "record.html"))})
+    return published_release
 
-    return [raw_table, marginal_estimates, *chain_assets, copula_posterior, response_posterior,
-            synthetic_files, reports, release_decision, published_release]
+
+def survey_assets(survey: Survey) -> list[dg.AssetsDefinition]:
+    """Every asset (with its checks) of ``survey``, one small factory per stage."""
+    release_section = survey.spec.get("release")
+    if release_section is None:
+        raise InputError(f"survey '{survey.name}' ({survey.spec_path.name}) has no `release:` section; "
+                         "declare the release rules its files must meet")
+    s = SurveyStages(survey, waves_partitions(survey), survey.sampler_settings().chains)
+    raw = raw_table_asset(s)
+    marginals = marginals_asset(s, raw)
+    chains = [chain_asset(s, c, marginals) for c in range(s.chains)]
+    posterior = posterior_asset(s, chains)
+    responses = responses_asset(s, posterior)
+    synthetic = synthetic_asset(s, responses)
+    reports = reports_asset(s, synthetic)
+    decision = decision_asset(s, release_section)
+    return [raw, marginals, *chains, posterior, responses, synthetic, reports, decision,
+            publish_asset(s, decision)]

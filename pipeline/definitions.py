@@ -13,6 +13,7 @@ import os
 import dagster as dg
 
 from assets import survey_assets, waves_partitions
+from mixsynth import InputError
 from mixsynth.survey import Survey, load_surveys
 from resources import ConfidentialStore, LandingArea, ReleaseStore, project_folder
 
@@ -23,6 +24,31 @@ HEAVY_TAG = {"mixsynth/heavy": "true"}
 # core, arviz: 8 s or more a process otherwise); chains still run side by side.
 EXECUTOR = dg.multiprocess_executor.configured(
     {"start_method": {"forkserver": {"preload_modules": ["pipeline.definitions"]}}})
+# dagster-celery: each step (each chain) a celery task on whichever worker takes it. Late
+# acknowledgement with the workers' prefetch of one: a busy worker holds no second task, so
+# the chains go to two idle workers, and a task whose worker dies is handed out again.
+# Workers start with the same settings: `dagster-celery worker start -A dagster_celery.app
+# -y celery.yaml` (celery.yaml reads the same variables).
+CELERY_CONFIG = {"broker": {"env": "MIXSYNTH_CELERY_BROKER"}, "backend": {"env": "MIXSYNTH_CELERY_BACKEND"},
+                 "config_source": {"task_acks_late": True}}
+
+
+def executor_from_env():
+    """``MIXSYNTH_EXECUTOR``: ``multiprocess`` (default) or ``celery`` (dagster-celery, with
+    ``MIXSYNTH_CELERY_BROKER`` and ``MIXSYNTH_CELERY_BACKEND``, e.g. ``redis://host:6379/0``)."""
+    choice = os.environ.get("MIXSYNTH_EXECUTOR") or "multiprocess"
+    if choice == "multiprocess":
+        return EXECUTOR
+    if choice != "celery":
+        raise InputError(f"MIXSYNTH_EXECUTOR must be 'multiprocess' or 'celery', not {choice!r}")
+    missing = [v for v in ("MIXSYNTH_CELERY_BROKER", "MIXSYNTH_CELERY_BACKEND") if not os.environ.get(v)]
+    if missing:
+        raise InputError(f"MIXSYNTH_EXECUTOR=celery needs {' and '.join(missing)} (e.g. redis://host:6379/0)")
+    try:
+        from dagster_celery import celery_executor
+    except ImportError:
+        raise InputError("MIXSYNTH_EXECUTOR=celery needs dagster-celery: pip install -e '.[celery]'") from None
+    return celery_executor.configured(CELERY_CONFIG)
 
 
 def surveys_folder():
@@ -48,12 +74,12 @@ def survey_definitions(survey: Survey) -> dg.Definitions:
 
 def build_definitions(folder=None) -> dg.Definitions:
     """Definitions for every survey in ``folder`` (default ``surveys_folder()``), with the
-    stores from the environment and the multiprocess executor (forkserver start)."""
+    stores and the executor from the environment (``executor_from_env``)."""
     surveys = load_surveys(folder or surveys_folder())
     resources = {"confidential": ConfidentialStore.from_env(), "release": ReleaseStore.from_env(),
                  "landing": LandingArea.from_env()}
     return dg.Definitions.merge(*(survey_definitions(s) for s in surveys),
-                                dg.Definitions(resources=resources, executor=EXECUTOR))
+                                dg.Definitions(resources=resources, executor=executor_from_env()))
 
 
 defs = build_definitions()

@@ -3,7 +3,10 @@ the release is.
 
 The wave's file must be in the survey's landing folder. The run goes to the Dagster instance
 at ``DAGSTER_HOME`` (so it shows in the UI) on the multiprocess executor, each MCMC chain in
-its own process. Exit status 0 when the wave was released, 1 otherwise.
+its own process. The terminal follows the run: each step as it starts and ends, and each
+chain's sweeps every tenth of its run. ``--from-failure RUN_ID`` re-executes a failed run of
+the wave from its failed steps (what the UI's "Re-execute from failure" does). Exit status
+0 when the wave was released, 1 otherwise.
 """
 import argparse
 import json
@@ -25,6 +28,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m pipeline.run", description=__doc__.splitlines()[0])
     p.add_argument("survey")
     p.add_argument("wave")
+    p.add_argument("--from-failure", metavar="RUN_ID",
+                   help="re-execute this failed run of the wave from its failed steps")
     args = p.parse_args(argv)
     survey_job(args.survey)  # an unknown survey fails here, before the instance is touched
     instance = dg.DagsterInstance.get()
@@ -33,7 +38,18 @@ def main(argv=None) -> int:
         instance.add_dynamic_partitions(partitions, [args.wave])
     job = dg.build_reconstructable_job("pipeline.run", "survey_job", reconstructable_args=(args.survey,))
     quiet = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
-    with dg.execute_job(job, instance, run_config=quiet, tags={"dagster/partition": args.wave}) as result:
+    chains = [k for k in survey_job(args.survey).asset_layer.executable_asset_keys
+              if k.path[-1].startswith("copula_chain_")]
+    print(f"{args.survey} wave {args.wave}: {len(chains)} chains run side by side; each logs its sweeps "
+          f"(\"chain N: done/total sweeps\") every tenth of its run", flush=True)
+    options = {"tags": {"dagster/partition": args.wave}}   # re-execution does not carry it over
+    if args.from_failure:
+        parent = instance.get_run_by_id(args.from_failure)
+        if parent is None or parent.tags.get("dagster/partition") != args.wave:
+            print(f"run {args.from_failure} is not a run of {args.survey} wave {args.wave}", file=sys.stderr)
+            return 2
+        options["reexecution_options"] = dg.ReexecutionOptions.from_failure(args.from_failure, instance)
+    with dg.execute_job(job, instance, run_config=quiet, **options) as result:
         run_id, success = result.run_id, result.success
     release = ReleaseStore.from_env().folder(args.survey, args.wave)
     if success:

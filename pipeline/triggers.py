@@ -1,9 +1,11 @@
 """What starts a survey's runs: a schedule for its latest wave, a sensor for new landing files."""
 
 import json
+import os
 
 import dagster as dg
 
+from mixsynth import InputError
 from mixsynth.landing import run_key, scan
 from mixsynth.survey import Survey
 from assets.survey import FINGERPRINT_TAG
@@ -23,12 +25,20 @@ def latest_wave_schedule(survey: Survey, job, partitions: dg.DynamicPartitionsDe
     return schedule
 
 
+def sensor_seconds() -> int:
+    """How often the landing sensors look (``MIXSYNTH_SENSOR_SECONDS``, default 30 s)."""
+    value = os.environ.get("MIXSYNTH_SENSOR_SECONDS") or "30"
+    if not value.isdigit() or int(value) < 1:
+        raise InputError("MIXSYNTH_SENSOR_SECONDS must be a whole number of seconds, at least 1")
+    return int(value)
+
+
 def landing_sensor(survey: Survey, job, partitions: dg.DynamicPartitionsDefinition):
     """Watch the survey's landing folder: each new complete file (``mixsynth.landing`` rule)
     becomes a wave partition and one run, keyed by its content digest. The cursor maps file
     names to the digest last requested, so a file seen again starts nothing; nor does a file
     whose content is already the wave's raw table (a run started by hand, e.g. ``make demo``)."""
-    @dg.sensor(name=f"{survey.name}_landing", job=job, minimum_interval_seconds=30,
+    @dg.sensor(name=f"{survey.name}_landing", job=job, minimum_interval_seconds=sensor_seconds(),
                default_status=dg.DefaultSensorStatus.RUNNING,
                description=f"Starts a run for each new complete file in the {survey.name} landing folder.")
     def sensor(context: dg.SensorEvaluationContext, landing: LandingArea, confidential: ConfidentialStore):

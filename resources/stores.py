@@ -35,7 +35,9 @@ def project_folder() -> Path:
     return Path(__file__).resolve().parents[1]
 
 
-def _root(value: str) -> Path:
+def _root(value) -> Path:
+    if isinstance(value, dg.EnvVar):   # a store made by from_env() outside a run (pipeline.run)
+        value = value.get_value()
     path = Path(value).expanduser()
     return path if path.is_absolute() else project_folder() / path
 
@@ -113,6 +115,18 @@ class ConfidentialStore(dg.ConfigurableResource):
 
     def read_json(self, survey: str, wave: str, name: str) -> dict:
         return json.loads(self._existing(survey, wave, name).read_text(encoding="utf-8"))
+
+    def discard(self, survey: str, wave: str, *patterns: str) -> None:
+        """Remove the wave's files (and folders) matching ``patterns``: a stage calls it for
+        everything made from its output before it writes anew, so a stage that fails or is
+        killed half-way leaves no file from an earlier input that a later step would read."""
+        folder = _root(self.root) / survey / wave
+        for pattern in patterns:
+            for path in folder.glob(pattern):
+                if path.is_dir():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink(missing_ok=True)
 
     def fingerprint(self, survey: str, wave: str) -> str | None:
         """The digest of the landing file the wave's raw table was last made from (None: none yet)."""

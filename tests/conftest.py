@@ -8,3 +8,51 @@ from mixsynth import SamplerSettings
 def short_run():
     """MCMC settings for tests: one chain, short but past burn-in."""
     return SamplerSettings(sweeps=1200, burn_in=400, thin=4, chains=1)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL server on a free loopback port for the whole session (Debian's
+    binaries, run as the `postgres` user when the tests run as root), stopped at the end."""
+    from services import PostgresServer
+    server = PostgresServer.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_env(postgres, request):
+    """A fresh database on the session's server, as the DAGSTER_POSTGRES_* variables."""
+    import re
+    name = "t_" + re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:50] + f"_{id(request) % 10**6}"
+    return postgres.env(postgres.create_database(name))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def dagster_home(request, tmp_path, monkeypatch):
+    """A DAGSTER_HOME with the shipped instance settings: `dagster.yaml` (SQLite storage in
+    the folder) or `docker/dagster.yaml` (runs, event logs, schedules and dynamic partitions
+    in Postgres, from the DAGSTER_POSTGRES_* variables); set in the environment."""
+    import shutil
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    home = tmp_path / "dagster"
+    home.mkdir()
+    if request.param == "postgres":
+        for var, value in request.getfixturevalue("postgres_env").items():
+            monkeypatch.setenv(var, value)
+        shutil.copy(root / "docker" / "dagster.yaml", home / "dagster.yaml")
+    else:
+        shutil.copy(root / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def instance(dagster_home):
+    """The Dagster instance of `dagster_home` (both storages in turn)."""
+    import dagster as dg
+    with dg.DagsterInstance.from_config(str(dagster_home)) as inst:
+        yield inst

@@ -36,15 +36,21 @@ def metadata_text(result) -> str:
     return "\n".join(json.dumps(v, default=str) if isinstance(v, (dict, list)) else str(v) for v in values)
 
 
-def test_a_wave_materializes_to_a_published_release_and_a_failing_rule_keeps_it(stores):
+def test_a_wave_materializes_to_a_published_release_and_a_failing_rule_keeps_it(stores, instance):
+    """On both shipped instances: dagster.yaml (SQLite) and docker/dagster.yaml (Postgres)."""
     real = small_table()
     land(stores / "landing" / "tiny" / f"{WAVE}.csv", real)
     folder = write_survey(stores / "surveys", survey_spec())
-    instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("tiny_waves", [WAVE])
 
     result = run_wave(folder, instance)
     assert result.success
+    # the run, its events and the wave partition are in the instance's storage
+    stored = instance.get_run_by_id(result.run_id)
+    assert stored.status == dg.DagsterRunStatus.SUCCESS and stored.tags["dagster/partition"] == WAVE
+    assert instance.get_dynamic_partitions("tiny_waves") == [WAVE]
+    latest = instance.get_latest_materialization_event(dg.AssetKey(["tiny", "published_release"]))
+    assert latest.run_id == result.run_id and latest.dagster_event.partition == WAVE
     done = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert done == {f"tiny/{s}" for s in ("raw_table", "marginal_estimates", "copula_chain_0", "copula_chain_1",
                                           "copula_posterior", "response_posterior", "synthetic_files",
@@ -77,6 +83,7 @@ def test_a_wave_materializes_to_a_published_release_and_a_failing_rule_keeps_it(
 
     # no real row, cell or number of the raw table appears in any metadata value
     text = metadata_text(result)
+    assert "| mean_cio |" in text   # the text does hold the metadata
     for row in real.itertuples(index=False):
         assert str(tuple(row)) not in text and ",".join(map(str, row)) not in text
     for column in ("income", "score"):
@@ -99,6 +106,64 @@ def test_a_wave_materializes_to_a_published_release_and_a_failing_rule_keeps_it(
     assert not alone.success
     assert "the decision is 'reject'" in alone.get_step_failure_events()[0].step_failure_data.error.message
     assert {p: p.read_bytes() for p in release.rglob("*") if p.is_file()} == before
+
+
+def metadata_floats(result) -> dict:
+    """Every float metadata value of a run's materializations and checks, by asset and name."""
+    found = {}
+    for e in result.get_asset_materialization_events():
+        for k, v in e.materialization.metadata.items():
+            if isinstance(v.value, float):
+                found[f"{e.asset_key.path[-1]}/{k}"] = v.value
+    for e in result.get_asset_check_evaluations():
+        for k, v in e.metadata.items():
+            if isinstance(v.value, float):
+                found[f"{e.check_name}/{k}"] = v.value
+    return found
+
+
+def test_metadata_numbers_show_four_significant_digits_and_chains_log_their_sweeps(stores):
+    land(stores / "landing" / "tiny" / f"{WAVE}.csv", small_table())
+    folder = write_survey(stores / "surveys", survey_spec())
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("tiny_waves", [WAVE])
+    result = run_wave(folder, instance)
+    assert result.success
+    floats = metadata_floats(result)
+    assert {"copula_posterior/rhat_max", "copula_chain_0/seconds", "utility_report/mean_cio"} <= set(floats)
+    for name, value in floats.items():
+        assert value == float(f"{value:.4g}"), f"{name} = {value!r} has more than four significant digits"
+    logs = [e.user_message for e in instance.all_logs(result.run_id) if e.dagster_event is None]
+    for chain in (0, 1):
+        lines = [m for m in logs if m.startswith(f"chain {chain}: ")]
+        assert f"chain {chain}: 60 sweeps (20 burn-in) on" in lines[0]
+        assert any(m.startswith(f"chain {chain}: 60/60 sweeps (100%, ") for m in lines), lines
+        assert any(m.startswith(f"chain {chain}: 6/60 sweeps") or m.startswith(f"chain {chain}: 10/60 sweeps")
+                   for m in lines), lines
+
+
+def test_the_wave_keeps_the_method_settings_it_started_with(stores):
+    """The spec's method settings are read once per wave (by raw_table): a spec edited while
+    the wave runs changes nothing in that wave's later stages."""
+    land(stores / "landing" / "tiny" / f"{WAVE}.csv", small_table())
+    folder = write_survey(stores / "surveys", survey_spec())
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("tiny_waves", [WAVE])
+    assert run_wave(folder, instance, [dg.AssetKey(["tiny", "raw_table"])]).success
+    settings = json.loads((stores / "confidential" / "tiny" / WAVE / "settings.json").read_text())
+    assert settings["sampler"]["sweeps"] == 60 and settings["method"] == "rpl" and settings["synthesis"]["m"] == 1
+
+    edited = survey_spec()
+    edited["sampler"]["sweeps"] = 80
+    edited["synthesis"]["m"] = 2
+    later = run_wave(write_survey(stores / "edited", edited), instance,
+                     [dg.AssetKey(["tiny", s]) for s in ("marginal_estimates", "copula_chain_0", "copula_chain_1",
+                                                          "copula_posterior", "response_posterior",
+                                                          "synthetic_files")])
+    assert later.success
+    meta = {e.asset_key.path[-1]: e.materialization.metadata for e in later.get_asset_materialization_events()}
+    assert meta["copula_chain_0"]["sweeps"].value == 60 and meta["copula_posterior"]["sweeps"].value == 60
+    assert meta["synthetic_files"]["m"].value == 1 and meta["synthetic_files"]["files"].value == "synthetic.csv"
 
 
 def test_same_seed_gives_the_same_synthetic_file(stores):

@@ -76,14 +76,15 @@ def test_sensor_new_file_once_incomplete_never_bad_file_fails_its_run_only(locat
     assert requested(evaluate(defs, instance, after.cursor, folder.parent.parent)) == []
 
 
-def test_schedule_resynthesizes_the_latest_wave_at_the_spec_cron(location):
+def test_schedule_resynthesizes_the_latest_wave_at_the_spec_cron(location, instance):
+    """Waves read from the instance's dynamic partitions: SQLite and Postgres storage."""
     defs, _ = location
     schedule = defs.resolve_schedule_def("tiny_latest_wave")
     assert schedule.cron_schedule == "15 4 * * *" and schedule.job_name == "tiny_wave"
-    with dg.instance_for_test() as instance:
-        assert isinstance(schedule(dg.build_schedule_context(instance=instance)), dg.SkipReason)
-        instance.add_dynamic_partitions("tiny_waves", ["2026-q1", "2026-q2"])
-        request = schedule(dg.build_schedule_context(instance=instance))
+    assert isinstance(schedule(dg.build_schedule_context(instance=instance)), dg.SkipReason)
+    instance.add_dynamic_partitions("tiny_waves", ["2026-q1"])
+    instance.add_dynamic_partitions("tiny_waves", ["2026-q2"])
+    request = schedule(dg.build_schedule_context(instance=instance))
     assert request.partition_key == "2026-q2"
 
 

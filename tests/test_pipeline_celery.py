@@ -1,0 +1,101 @@
+"""dagster-celery for real: a redis-server broker on loopback, two celery workers, a wave run
+on the Postgres instance with MIXSYNTH_EXECUTOR=celery."""
+import json
+import signal
+import time
+
+import dagster as dg
+import pytest
+
+from deployment import BIN, ROOT, Deployment, files, wait_for
+from pipeline_fixtures import land, small_table, survey_spec, write_survey
+from services import RedisServer, stop_group
+
+WAVE = "2026-q1"
+STEPS = {"tiny__raw_table", "tiny__marginal_estimates", "tiny__copula_chain_0", "tiny__copula_chain_1",
+         "tiny__copula_posterior", "tiny__response_posterior", "tiny__synthetic_files", "tiny_reports",
+         "tiny__release_decision", "tiny__published_release"}
+
+
+@pytest.fixture
+def redis():
+    server = RedisServer.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def celery_workers(dep, names, folder):
+    """Start one dagster-celery worker per name (one task at a time each) with the shipped
+    celery.yaml; return them once each says it is ready."""
+    workers = []
+    for name in names:
+        log = folder / f"{name}.log"
+        workers.append((dep.popen([BIN / "dagster-celery", "worker", "start", "-A", "dagster_celery.app",
+                                   "-y", str(ROOT / "celery.yaml"), "-n", name, "--", "--concurrency=1"], log),
+                        name, log))
+    deadline = time.monotonic() + 120
+    for process, name, log in workers:
+        wait_for(f"celery worker {name}", lambda: b" ready." in log.read_bytes(), deadline,
+                 alive=[(process, f"celery worker {name}")])
+    return [w[0] for w in workers]
+
+
+def test_celery_workers_run_each_step_as_a_task_and_give_the_in_process_file(tmp_path, postgres_env, redis,
+                                                                          monkeypatch):
+    dep = Deployment.create(tmp_path / "celery", postgres_env, MIXSYNTH_EXECUTOR="celery",
+                            MIXSYNTH_CELERY_BROKER=f"{redis.url}/0", MIXSYNTH_CELERY_BACKEND=f"{redis.url}/1")
+    write_survey(dep.folder / "surveys", survey_spec())
+    real = small_table()
+    land(dep.landing / "tiny" / f"{WAVE}.csv", real)
+
+    workers = celery_workers(dep, ["w1", "w2"], tmp_path)
+    try:
+        started = time.monotonic()
+        run = dep.pipeline_run("tiny", WAVE, tmp_path / "run.log")
+        assert run.wait(timeout=600) == 0, (tmp_path / "run.log").read_text()[-3000:]
+        celery_seconds = time.monotonic() - started
+    finally:
+        for worker in workers:
+            stop_group(worker, signal.SIGTERM, timeout=30)
+
+    instance = dep.instance()
+    [record] = instance.get_run_records()
+    assert record.dagster_run.status == dg.DagsterRunStatus.SUCCESS
+    # every step ran as a celery task; the two chains as two tasks on the two workers
+    worker_of = {}
+    for event in instance.all_logs(record.dagster_run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
+        if (event.dagster_event.message or "").endswith("in celery worker"):
+            assert event.step_key not in worker_of, f"{event.step_key} ran twice"
+            worker_of[event.step_key] = event.dagster_event.engine_event_data.metadata["Celery worker"].value
+    assert set(worker_of) == STEPS, sorted({(e.dagster_event.message or "")[:80] for e in instance.all_logs(
+        record.dagster_run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)})
+    assert {worker_of["tiny__copula_chain_0"].split("@")[0], worker_of["tiny__copula_chain_1"].split("@")[0]} \
+        == {"w1", "w2"}
+    instance.dispose()
+
+    # the same wave in process: byte-identical synthetic file and release record
+    local = tmp_path / "local"
+    for var, sub in (("MIXSYNTH_CONFIDENTIAL_DIR", "confidential"), ("MIXSYNTH_RELEASE_DIR", "release"),
+                     ("MIXSYNTH_LANDING_DIR", "landing")):
+        monkeypatch.setenv(var, str(local / sub))
+    monkeypatch.delenv("MIXSYNTH_EXECUTOR", raising=False)
+    land(local / "landing" / "tiny" / f"{WAVE}.csv", real)
+    from pipeline.definitions import build_definitions
+    in_process = dg.DagsterInstance.ephemeral()
+    in_process.add_dynamic_partitions("tiny_waves", [WAVE])
+    started = time.monotonic()
+    result = build_definitions(write_survey(local / "surveys", survey_spec())).resolve_job_def(
+        "tiny_wave").execute_in_process(partition_key=WAVE, instance=in_process)
+    local_seconds = time.monotonic() - started
+    assert result.success
+    released, expected = files(dep.release / "tiny" / WAVE), files(local / "release" / "tiny" / WAVE)
+    assert released["synthetic.csv"] == expected["synthetic.csv"]
+    # the record too, but for the report's own timing (report.seconds), which differs run to run
+    records = [json.loads(r["record.json"]) for r in (released, expected)]
+    for record in records:
+        record["report"].pop("seconds")
+    assert records[0] == records[1]
+    print(f"celery run {celery_seconds:.1f} s (python -m pipeline.run, two workers); "
+          f"in process {local_seconds:.1f} s")
