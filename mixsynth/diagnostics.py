@@ -18,8 +18,8 @@ def identified_pairs(columns: list) -> tuple[np.ndarray, np.ndarray]:
 
     Left out, since the data do not identify them and their draws follow the prior:
     correlations between two levels of one categorical (the data fix only which level is
-    positive) and between a value and its own missingness indicator (the value is never
-    seen where the indicator is on).
+    positive) and between a value and the column that blanks it, its missingness indicator or
+    a binary spelling its skip pattern (the value is never seen where it is blank).
     """
     level = [c.role in ("level", "dummy") for c in columns]
     iu = np.triu_indices(len(columns), 1)
@@ -29,7 +29,7 @@ def identified_pairs(columns: list) -> tuple[np.ndarray, np.ndarray]:
         if ca.source == cb.source and level[a] and level[b]:
             return False
         for x, y in ((ca, cb), (cb, ca)):
-            if x.role == "missing" and y.role != "missing" and y.source in x.blanks:
+            if y.role != "missing" and y.source in x.blanks:
                 return False
         return True
 

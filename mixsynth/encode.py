@@ -13,8 +13,10 @@ RL, rank columns under RPL) also get a binary missingness indicator, so the miss
 and its links to the other variables are modelled (method.md section 5). Columns that are
 missing in exactly the same rows (say, two fields from one failed linkage) share one
 indicator: two identical latent columns would make a correlation of 1 that the sampler
-crawls along, and the shared blank is reproduced exactly. Blanks in fewer than
-MIN_BLANK_ROWS rows get no indicator and no synthetic blanks: an indicator with one to four
+crawls along, and the shared blank is reproduced exactly. For the same reason, blanks that a
+complete binary column spells (a skip pattern: the date of death is blank exactly where
+death = 0) follow that column instead of getting an indicator. Blanks in fewer than
+MIN_BLANK_ROWS rows get no indicator and no synthetic blanks: an indicator with a handful of
 cases carries almost no information for the copula, its correlations wander under the
 prior and stall the chains, and a blank held by one respondent is as telling as a rare level.
 """
@@ -25,7 +27,7 @@ from .schema import TableSpec
 from .tableio import InputError
 
 METHODS = ("rpl", "rl")
-MIN_BLANK_ROWS = 5  # blanks in fewer rows get no indicator: the synthetic column has none there
+MIN_BLANK_ROWS = 10  # blanks in fewer rows get no indicator: the synthetic column has none there
 
 
 def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
@@ -41,7 +43,9 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
         gap = np.isnan(values[col.name])
         if gap.sum() >= MIN_BLANK_ROWS and not (col.modelled_as == "categorical" and method == "rpl"):
             patterns.setdefault(np.packbits(gap).tobytes(), []).append(col.name)
-    first = {names[0]: tuple(names) for names in patterns.values()}
+    spelled = _spelled_blanks(spec, values, patterns, responses)
+    first = {names[0]: tuple(names) for key, names in patterns.items() if key not in spelled}
+    followers = {name: (tuple(patterns[key]), when) for key, (name, when) in spelled.items()}
     out = []
     for col in spec.columns:
         if col.modelled_as == "categorical" and method == "rpl":
@@ -52,11 +56,32 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
         elif col.modelled_as == "categorical":
             out += [LatentColumn(f"{col.name}={lv}", col.name, "dummy", i)
                     for i, lv in enumerate(col.levels) if i > 0]
+        elif col.name in followers:
+            blanks, when = followers[col.name]
+            out.append(LatentColumn(col.name, col.name, "value", blanks=blanks, blank_when=when))
         else:
             out.append(LatentColumn(col.name, col.name, "value"))
         if col.name in first:
             blanks = first[col.name]
             out.append(LatentColumn(f"{'|'.join(blanks)}:missing", col.name, "missing", blanks=blanks))
+    return out
+
+
+def _spelled_blanks(spec: TableSpec, values: dict[str, np.ndarray], patterns: dict[bytes, list[str]],
+                    responses: tuple[str, ...]) -> dict[bytes, tuple[str, float]]:
+    """Blank patterns that a complete binary column spells exactly (a skip pattern: the date
+    of death is blank exactly where death = 0): pattern key -> (that column, its value where
+    the cells are blank). Such blanks follow the binary instead of getting an indicator, a
+    copy of it whose correlation of 1 the chains would crawl along."""
+    out = {}
+    for col in spec.columns:
+        y = values[col.name]
+        if col.kind != "binary" or col.name in responses or np.isnan(y).any():
+            continue
+        for when in np.unique(y):
+            key = np.packbits(y == when).tobytes()
+            if key in patterns and key not in out:
+                out[key] = (col.name, float(when))
     return out
 
 

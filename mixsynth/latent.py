@@ -29,7 +29,8 @@ class LatentColumn:
     source: str
     role: str        # "value", "level", "dummy" (RL baseline) or "missing"
     level: int = -1  # level index for "level" and "dummy" columns
-    blanks: tuple[str, ...] = ()  # "missing" columns: the input columns this indicator blanks
+    blanks: tuple[str, ...] = ()  # the input columns this indicator (or binary value column) blanks
+    blank_when: float | None = None  # a binary value column: its value where those cells are blank
 
     @property
     def kind(self) -> int:

@@ -286,6 +286,8 @@ class CopulaSynthesizer:
             y = self.marginals_[c.name].ppf(uniforms(Z[j]))
             if c.role == "value":
                 values[c.source] = y
+                if c.blanks:   # a binary whose value spells a skip pattern
+                    missing.update(dict.fromkeys(c.blanks, y == c.blank_when))
             elif c.role == "missing":
                 missing.update(dict.fromkeys(c.blanks, y > 0.5))
             else:

@@ -216,6 +216,25 @@ def test_columns_missing_together_share_one_indicator_and_stay_blank_together(sh
     assert syn.loc[syn["x"] > 1, "a"].isna().mean() > syn.loc[syn["x"] < 0, "a"].isna().mean() + 0.1
 
 
+def test_blanks_that_a_binary_spells_follow_it(short_run):
+    """A skip pattern (year of death blank exactly where death = 0) gets no indicator, a copy
+    of death: the blanks follow death, in every synthetic row, at death's rate."""
+    rng = np.random.default_rng(9)
+    n = 1200
+    age = rng.normal(50, 10, n)
+    death = (rng.random(n) < 1 / (1 + np.exp(-(age - 60) / 5))).astype(int)
+    table = pd.DataFrame({"age": age, "death": death,
+                          "yrdth": np.where(death == 1, rng.integers(83, 93, n), np.nan),
+                          "weight": rng.normal(70, 10, n)})
+    model = CopulaSynthesizer(infer_spec(table), short_run, seed=0).fit(table)
+    assert not [c for c in model.columns_ if c.role == "missing"]
+    assert [(c.name, c.blanks, c.blank_when) for c in model.columns_ if c.blanks] == [("death", ("yrdth",), 0.0)]
+    syn = model.sample(n_rows=6000, seed=1)
+    assert (syn["yrdth"].isna() == (syn["death"] == 0)).all()
+    assert abs(syn["death"].mean() - table["death"].mean()) < 0.03
+    assert syn.loc[syn["age"] > 60, "death"].mean() > syn.loc[syn["age"] < 45, "death"].mean() + 0.2
+
+
 def test_staged_fit_saved_between_stages_gives_the_same_model(copula_table, tmp_path):
     """The pipeline's path: each stage in its own step (chains anywhere, in any order),
     the model saved and reloaded between stages, ends in the very model fit() gives."""
@@ -238,16 +257,16 @@ def test_staged_fit_saved_between_stages_gives_the_same_model(copula_table, tmp_
 
 
 def test_edit_rules_hold_in_every_synthetic_row(short_run):
-    """A skip pattern (hours recorded exactly for the employed) that the copula holds only
-    approximately: with the rule, no synthetic row breaks it, and the rows replaced are
-    exactly the first-round rows that broke it."""
+    """A logical constraint (nobody under 20 is employed) that the copula, which carries
+    monotone dependence only, holds only approximately: with the rule, no synthetic row
+    breaks it, and the rows replaced are exactly the first-round rows that broke it."""
     rng = np.random.default_rng(8)
     n = 1500
-    age = rng.uniform(18, 65, n).round()
-    employed = (rng.random(n) < 0.3 + 0.01 * (age - 18)).astype(float)
+    age = rng.uniform(16, 65, n).round()
+    employed = ((age >= 20) & (rng.random(n) < 0.3 + 0.01 * (age - 18))).astype(float)
     hours = np.where(employed == 1, rng.normal(38, 6, n).round(1), np.nan)
     table = pd.DataFrame({"age": age, "employed": employed, "hours": hours})
-    rule = "(employed == 1 and hours.notna()) or (employed == 0 and hours.isna())"
+    rule = "age >= 20 or employed == 0"
     spec = infer_spec(table, {"synthesis": {"rules": [rule]}})
     model = CopulaSynthesizer(spec, short_run, seed=4).fit(table)
     free, _ = model.sample(seed=3, return_info=True)
@@ -258,8 +277,10 @@ def test_edit_rules_hold_in_every_synthetic_row(short_run):
     assert abs(ruled["employed"].mean() - table["employed"].mean()) < 0.05
 
     with pytest.raises(ValueError, match=r"fails on 1 real row"):
-        CopulaSynthesizer(spec, short_run).fit_marginals(table.assign(hours=np.r_[np.nan, hours[1:]]
-                                                                      if employed[0] == 1 else np.r_[40.0, hours[1:]]))
+        youngest = int(np.argmin(age))
+        CopulaSynthesizer(spec, short_run).fit_marginals(table.assign(
+            employed=np.where(np.arange(n) == youngest, 1.0, employed),
+            hours=np.where(np.arange(n) == youngest, 40.0, hours)))
     with pytest.raises(ValueError, match="cannot be evaluated"):
         CopulaSynthesizer(infer_spec(table, {"synthesis": {"rules": ["salary > 0"]}}), short_run).fit_marginals(table)
 
