@@ -3,14 +3,14 @@
 * `check_levels_not_unique`: a categorical with nearly one level per row (an identifier,
   free text) is refused.
 * `check_layout`: a table with more latent columns than its rows can support is refused.
-* `fit_seconds`: the fit's expected wall time from rows x latent columns x factors, printed
-  before sampling. Its constants come from one measurement of sweeps/s on this code (see
-  SECONDS_PER_CELL); the sampler is being rewritten, so they live here, in one place.
+* `fit_seconds`: the fit's expected wall time from rows, latent columns and factors,
+  printed before sampling; its constants, fitted to measured fits, live here in one place.
 
 Messages name the column or the counts and the fix, never a value.
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 from .tableio import InputError
@@ -18,13 +18,13 @@ from .tableio import InputError
 UNIQUE_SHARE = 0.5        # a categorical with levels above this share of its rows is refused ...
 UNIQUE_MIN_LEVELS = 10    # ... once it has more than this many levels
 LATENT_PER_ROW = 1.0      # latent columns allowed per row of the table
-# Seconds of one sweep of one chain using every core: SWEEP_SECONDS * (rows x latent x factors)
-# ** SWEEP_EXPONENT. Measured on 2 shared cores (the sampler before its rewrite): 0.42 ms at 300 x 10 x 5,
-# 4.8 ms at 2000 x 40 x 10, 8.2 ms at 1000 x 100 x 20, 14.1 ms at 4000 x 60 x 20 (the
-# kernel is parallel over columns, so the cost grows slower than the cells). Chains share
-# the cores, so the chains' wall time is chains x sweeps x that.
-SWEEP_SECONDS = 1.3e-6
-SWEEP_EXPONENT = 0.6
+# Seconds of one sweep of one chain on one core: SWEEP_FIXED + PER_CELL_K * n p* k + PER_CELL * n p*
+# (k = p* for the full covariance). Fitted to fits of this sampler with 2 chains on 2 cores:
+# NC births 1,179 x 17 x 17 0.55 ms, CPS 22,532 x 9 x 9 3.9 ms, NHEFS 1,315 x 100 x 100
+# 5.7 ms, paper layout 19,364 x 35 x 35 18.5 ms (benchmarks/results/mixing.md, core.md).
+SWEEP_FIXED = 1.5e-4
+PER_CELL_K = 4.3e-10
+PER_CELL = 1.2e-8
 START_SECONDS = 3.0       # process start-up and compilation of the chains
 
 
@@ -50,9 +50,11 @@ def check_layout(n_rows: int, columns: list) -> None:
 
 
 def fit_seconds(n_rows: int, n_latent: int, factors: int, sweeps: int, chains: int) -> float:
-    """Expected wall seconds of the chains (module constants; chains share the cores)."""
-    cells = max(n_rows * n_latent * max(factors, 1), 1)
-    return START_SECONDS + chains * sweeps * SWEEP_SECONDS * cells ** SWEEP_EXPONENT
+    """Expected wall seconds of the chains (module constants): one chain per core, so chains
+    beyond the cores wait their turn."""
+    per_sweep = SWEEP_FIXED + PER_CELL_K * n_rows * n_latent * max(factors, 1) + PER_CELL * n_rows * n_latent
+    rounds = -(-chains // max(1, os.cpu_count() or 1))
+    return START_SECONDS + rounds * sweeps * per_sweep
 
 
 def describe_seconds(seconds: float) -> str:

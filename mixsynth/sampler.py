@@ -18,7 +18,7 @@ from .tableio import InputError
 from .truncnorm import seed_streams
 
 NOISE_STREAMS = 16  # blocks of rows for the factor draws; fixed so results do not depend on cores
-FULL_MAX_COLUMNS = 60  # latent columns up to which the copula gets a full covariance (k = p)
+FULL_MAX_COLUMNS = 120  # latent columns up to which the copula gets a full covariance (k = p)
 
 
 @dataclass(frozen=True)
