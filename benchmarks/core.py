@@ -39,7 +39,7 @@ REPO = HERE.parent
 FULL = dict(
     layout_n=19_364, layout_seed=0,
     timing_warmup=50, timing_sweeps=300, timing_sweeps_1thread=150, timing_seed=0,
-    fit_sweeps=4_000, fit_burn_in=2_000, fit_thin=4, fit_chains=2, fit_seed=0,
+    fit_sweeps=10_000, fit_burn_in=5_000, fit_thin=10, fit_chains=2, fit_seed=0,
     synth_calls=5, synth_seeds=[0, 1, 2, 3, 4], synth_warmup_seed=1_000,
     sim_n=5_000, sim_seed=0,
     sim_sweeps=4_000, sim_burn_in=2_000, sim_thin=4, sim_chains=1, sim_fit_seed=0,

@@ -100,7 +100,8 @@ def _parser() -> argparse.ArgumentParser:
 def _fit_options(p):
     p.add_argument("--spec", type=Path, help="YAML spec (kinds, roles, settings)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sweeps", type=int, help="Gibbs sweeps per chain (burn-in: half of them unless --burn-in)")
+    p.add_argument("--sweeps", type=int, help="Gibbs sweeps per chain (burn-in: half of them unless --burn-in; "
+                                              "thinned to 500 kept draws a chain unless --thin)")
     p.add_argument("--burn-in", type=int, dest="burn_in")
     p.add_argument("--thin", type=int)
     p.add_argument("--chains", type=int)
@@ -124,6 +125,8 @@ def _fitted(args) -> CopulaSynthesizer:
     sampler = settings.to_dict()
     if args.sweeps and args.burn_in is None:  # a new run length: half of it burn-in
         sampler["burn_in"] = args.sweeps // 2
+    if args.sweeps and args.thin is None:     # ... and up to 500 kept draws a chain
+        sampler["thin"] = max(1, (args.sweeps - (args.burn_in or sampler["burn_in"])) // 500)
     sampler.update({k: getattr(args, k) for k in SAMPLER_FLAGS if getattr(args, k) is not None})
     settings = SamplerSettings.from_dict(sampler)
     _print_notes(spec)
