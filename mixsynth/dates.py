@@ -7,8 +7,6 @@ datetime64 for a column that was one. Messages never quote a cell.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
