@@ -32,10 +32,11 @@ by `infer_spec` with this rule:
    column's `unordered:` setting, else True when it has fewer than
    `infer.ordinal_as_categorical_below` (default 10) levels.
    An unordered column may have at most `infer.max_levels` (default 100) levels.
-   Levels of a text categorical or binary column held by fewer than
+   Levels of a categorical or binary column (text, or numeric codes) held by fewer than
    `infer.min_level_rows` rows (default 5; 0 turns it off) are merged into one level
    `other` (into the existing level of that name if there is one), so no rare value is
-   ever copied into a synthetic file; declared `levels:` are kept as listed.
+   ever copied into a synthetic file; a numeric coded column then comes back as text
+   (its codes and `other`); declared `levels:` are kept as listed.
 7. Numeric columns must be finite; count/continuous columns must be numeric, and
    count columns integer-valued.
    Bounds: a spec `lower`/`upper` must hold for every observed value; with no `lower`
@@ -394,7 +395,7 @@ def _infer_column(s: pd.Series, decl: dict, opts: dict, notes: list[str] | None 
         if unordered and declared is None:   # a declared categorical is the user's choice
             check_levels_not_unique(name, len(levels), len(observed), numeric)
         merged = 0
-        if kind in ("categorical", "binary") and not numeric and "levels" not in decl:
+        if kind in ("categorical", "binary") and "levels" not in decl:   # text or numeric codes
             levels, merged = _merge_rare(observed, levels, opts["min_level_rows"])
             if merged:
                 notes.append(f"column '{name}': {merged} level(s) held by fewer than {opts['min_level_rows']} "

@@ -221,6 +221,23 @@ def test_a_level_held_by_one_row_never_reaches_the_output(tmp_path, capsys):
     assert_no_secret(tmp_path, out, err, inputs=(path,))
 
 
+def test_a_numeric_code_held_by_one_row_never_reaches_the_output(tmp_path, capsys):
+    """A categorical of integer codes (a race code 7 held by one respondent): the code is
+    merged into `other` like a text level, so it is never written."""
+    path = tmp_path / "real.csv"
+    real = mixed_table()
+    real["race"] = np.random.default_rng(3).choice([1, 2, 5], len(real), p=[0.6, 0.3, 0.1])
+    real.loc[7, "race"] = 7
+    real.to_csv(path, index=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("columns:\n  race: {kind: categorical}\n")
+    status, out, err = run(tmp_path, capsys, path, "--spec", str(spec), "--rows", "3000")
+    assert status == 0, err
+    assert "input: column 'race': 1 level(s) held by fewer than 5 rows merged into 'other'" in out
+    syn = pd.read_csv(tmp_path / "out" / "syn.csv", dtype={"race": str})
+    assert set(syn["race"]) <= {"1", "2", "5", "other"} and (syn["race"] == "5").mean() > 0.05
+
+
 def test_min_level_rows_is_a_spec_setting():
     real = mixed_table()
     real.loc[:2, "region"] = "rare"
