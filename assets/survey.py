@@ -23,6 +23,7 @@ import numpy as np
 
 from mixsynth import CopulaSynthesizer, InputError, infer_spec, read_table
 from mixsynth.landing import file_digest, wave_file
+from mixsynth.model import response_order
 from mixsynth.report.measures import RISK_MEASURES
 from mixsynth.sampler import SamplerSettings
 from mixsynth.settings import method_settings
@@ -246,7 +247,8 @@ def posterior_asset(s: SurveyStages, chain_assets) -> dg.AssetsDefinition:
             "sweeps": model.settings.sweeps, "correlations_checked": conv["entries"],
             "rhat_max": number(conv["rhat_max"]), "rhat_median": number(conv["rhat_median"]),
             "share_rhat_below_1_01": number(conv["share_rhat_below_1_01"]),
-            "ess_bulk_min": number(conv["ess_bulk_min"]), "ess_bulk_median": number(conv["ess_bulk_median"])})
+            "ess_bulk_min": number(conv["ess_bulk_min"]), "ess_bulk_median": number(conv["ess_bulk_median"]),
+            "ess_tail_min": number(conv["ess_tail_min"])})
     return copula_posterior
 
 
@@ -265,7 +267,7 @@ def responses_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
         confidential.discard(name, wave, *AFTER_RESPONSES)
         started = time.monotonic()
         with withheld_details("fitting the responses"):
-            declared = [c.name for c in model.spec_.columns if c.role == "response"]
+            declared = response_order(model.spec_)
             if declared:
                 context.log.info(f"fitting BART for {len(declared)} response(s): {', '.join(declared)}")
             model.fit_responses(train)

@@ -92,20 +92,21 @@ def markdown(res: dict) -> str:
          f"Machine: {m.get('cpu_count')} cores, Python {m.get('python')}; commit {str(m.get('git_commit'))[:7]}. "
          f"Five synthetic files per dataset from one fit (seed 1), synthesis seeds 1-5; each file "
          f"reported on alone against the 80% training split, with the 20% holdout.", "",
-         "| dataset | rows (train) | fit s | mean CIO per file (min / mean / max) | files >= 0.7 | "
-         "max V drop | max abs V change | exact copies | max attribute lift | report s (median / max) |",
-         "|---|---|---|---|---|---|---|---|---|---|"]
+         "| dataset | rows (train) | fit s | chains: max R-hat / min bulk ESS | mean CIO per file (min / mean / max) | "
+         "files >= 0.7 | max V drop | max abs V change | exact copies | max attribute lift | report s (median / max) |",
+         "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in DATASETS:
         d = res.get(name)
         if not d:
             continue
         s = d["summary"]
         L.append(f"| {name} | {d['rows']['real']:,} | {d['fit_seconds']:.0f} | "
-                 f"{s['mean_cio_min']:.3f} / {s['mean_cio_mean']:.3f} / {s['mean_cio_max']:.3f} | "
+                 f"{d.get('rhat_max', '?')} / {d.get('ess_bulk_min', '?')} | {s['mean_cio_min']:.3f} / {s['mean_cio_mean']:.3f} / {s['mean_cio_max']:.3f} | "
                  f"{s['files_cio_at_least_0_7']}/{len(d['files'])} | {s['max_cramers_v_drop']:.3f} | "
                  f"{s['max_abs_cramers_v_change']:.3f} | {s['exact_copies']} | {s['max_attribute_lift']:.3f} | "
                  f"{s.get('report_seconds_median', float('nan')):.1f} / {s['report_seconds_max']:.1f} |")
-    L += ["", f"Targets: {json.dumps(TARGETS)}. 'max V drop' is the largest fall of Cramer's V "
+    L += ["", "A utility figure counts only beside converged chains (max R-hat <= 1.05, min bulk ESS >= 100).",
+          "", f"Targets: {json.dumps(TARGETS)}. 'max V drop' is the largest fall of Cramer's V "
           "(real - synthetic) over categorical pairs, the release rule's measure; 'max abs V change' "
           "counts rises too. Report seconds are the wall time of the whole `mixsynth report` command "
           "(anonymeter's attacks included; the first report of a dataset also warms caches); the machine "

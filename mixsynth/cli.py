@@ -125,9 +125,9 @@ def _fitted(args) -> CopulaSynthesizer:
     sampler = settings.to_dict()
     if args.sweeps and args.burn_in is None:  # a new run length: half of it burn-in
         sampler["burn_in"] = args.sweeps // 2
-    if args.sweeps and args.thin is None:     # ... and up to 500 kept draws a chain
-        sampler["thin"] = max(1, (args.sweeps - (args.burn_in or sampler["burn_in"])) // 500)
     sampler.update({k: getattr(args, k) for k in SAMPLER_FLAGS if getattr(args, k) is not None})
+    if args.sweeps and args.thin is None:     # ... and up to 500 kept draws a chain
+        sampler["thin"] = max(1, (sampler["sweeps"] - sampler["burn_in"]) // 500)
     settings = SamplerSettings.from_dict(sampler)
     _print_notes(spec)
     responses = response_order(spec)

@@ -190,8 +190,8 @@ def update_latent(Zt, Mt, sd, kind, order, order_ptr, groups, group_ptr,
 
 @nb.njit(cache=True)
 def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, kind, order, order_ptr,
-                            groups, group_ptr, missing, missing_ptr, codes, code_row,
-                            code_level, state):
+                         groups, group_ptr, missing, missing_ptr, codes, code_row,
+                         code_level, state):
     """Draw every latent column from its full conditional given the other columns, with
     the factors integrated out: z_i ~ N(alpha, Omega), Omega = Lambda Lambda' + Sigma.
 

@@ -51,8 +51,8 @@ class ChainState:
     etaT: np.ndarray     # (k, n) factors, transposed so every product is contiguous; (0, n) when full
     Lambda: np.ndarray   # (p, k)
     prec: np.ndarray     # (p,) sigma_j^-2
-    phi: np.ndarray      # (p, k)
-    delta: np.ndarray    # (k,)
+    phi: np.ndarray      # (p, k) local shrinkage; (p, 0) when full
+    delta: np.ndarray    # (k,) global shrinkage; (0,) when full
     alpha: np.ndarray    # (p,)
 
     @property

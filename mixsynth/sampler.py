@@ -93,9 +93,9 @@ def initial_state(cons: Constraints, k: int, rng: np.random.Generator) -> ChainS
     """Normal scores for Z, Omega = I; k = p* is the full structure (no factors kept)."""
     Zt = initial_latent(cons)
     p, n = Zt.shape
-    k_eta = 0 if k >= p else k
+    k_eta = 0 if k >= p else k   # factors, and their shrinkage, only in the factor structure
     return ChainState(Zt=Zt, etaT=rng.standard_normal((k_eta, n)), Lambda=np.zeros((p, k)),
-                      prec=np.ones(p), phi=np.ones((p, k)), delta=np.ones(k), alpha=np.zeros(p))
+                      prec=np.ones(p), phi=np.ones((p, k_eta)), delta=np.ones(k_eta), alpha=np.zeros(p))
 
 
 def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior,

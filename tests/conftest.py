@@ -1,4 +1,4 @@
-"""Short MCMC settings for the fast test set."""
+"""Fixtures shared by the tests: short MCMC settings, the stores, Dagster instances on SQLite and Postgres."""
 import pytest
 
 from mixsynth import SamplerSettings
@@ -56,3 +56,12 @@ def instance(dagster_home):
     import dagster as dg
     with dg.DagsterInstance.from_config(str(dagster_home)) as inst:
         yield inst
+
+
+@pytest.fixture
+def stores(tmp_path, monkeypatch):
+    """Stores and landing root in tmp_path, set through the environment as in production."""
+    for var, sub in (("MIXSYNTH_CONFIDENTIAL_DIR", "confidential"), ("MIXSYNTH_RELEASE_DIR", "release"),
+                     ("MIXSYNTH_LANDING_DIR", "landing")):
+        monkeypatch.setenv(var, str(tmp_path / sub))
+    return tmp_path

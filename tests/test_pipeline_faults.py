@@ -102,14 +102,6 @@ def test_a_chain_killed_mid_run_fails_the_run_and_reexecution_from_failure_compl
     instance.dispose()
 
 
-@pytest.fixture
-def stores(tmp_path, monkeypatch):
-    for var, sub in (("MIXSYNTH_CONFIDENTIAL_DIR", "confidential"), ("MIXSYNTH_RELEASE_DIR", "release"),
-                     ("MIXSYNTH_LANDING_DIR", "landing")):
-        monkeypatch.setenv(var, str(tmp_path / sub))
-    return tmp_path
-
-
 def small_tmpfs(folder, size: int):
     """Mount a tmpfs of ``size`` bytes at ``folder``; False when this machine refuses."""
     folder.mkdir()

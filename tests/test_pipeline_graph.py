@@ -12,15 +12,6 @@ from pipeline_fixtures import land, small_table, survey_spec, write_survey
 WAVE = "2026-q1"
 
 
-@pytest.fixture
-def stores(tmp_path, monkeypatch):
-    """Stores and landing root in tmp_path, set through the environment as in production."""
-    for var, sub in (("MIXSYNTH_CONFIDENTIAL_DIR", "confidential"), ("MIXSYNTH_RELEASE_DIR", "release"),
-                     ("MIXSYNTH_LANDING_DIR", "landing")):
-        monkeypatch.setenv(var, str(tmp_path / sub))
-    return tmp_path
-
-
 def run_wave(folder, instance, selection=None):
     from pipeline.definitions import build_definitions
     defs = build_definitions(folder)
