@@ -12,10 +12,11 @@ regressions are fitted to the first file ("single") and, when there are m > 1 fi
 combined over all of them ("combined", the fully synthetic combining rules of Raghunathan,
 Reiter and Rubin 2003) and, when the entry asks for it, as the paper's Bayesian horseshoe
 regression on the first file ("horseshoe", credible intervals); exact copies are counted in
-every file. The holdout is real rows
-kept out of synthesis: TSTR (train on ``real`` or on the synthetic file, test on the holdout)
-and the distance to closest record need it and are None, with a line in ``notes``, without it;
-attribute inference then runs without its holdout reference.
+every file, and the gradient-boosting propensity AUC is computed per file (headline: the
+mean over the files; each side subsampled to at most ``analyses.PROPENSITY_MAX_ROWS`` rows).
+The holdout is real rows kept out of synthesis: TSTR (train on ``real`` or on the synthetic
+file, test on the holdout) and the distance to closest record need it and are None, with a
+line in ``notes``, without it; attribute inference then runs without its holdout reference.
 
 The spec's ``report:`` section (``spec.extra["report"]``; every key optional)::
 
@@ -174,6 +175,7 @@ def _build_report(real, syns, spec, holdout, seed, convergence) -> dict:
         "regressions": regressions,
         "tstr": tstr,
         "pmse": analyses.pmse(real[names], syn[names], seed=seed),
+        "propensity": analyses.propensity_auc(real[names], [s[names] for s in syns], seed=seed),
         "risk": {"exact_copies": copies[0], "exact_copies_per_file": copies, "dcr": dcr,
                  "attribute_inference": inference, "outlier_disclosure": outliers, "anonymeter": attacks},
         "convergence": convergence,
@@ -329,6 +331,7 @@ def _headline(report: dict) -> dict:
         "exact_copies_unique_quasi": None if quasi is None else quasi["count_matching_unique_real"],
         "max_attribute_lift": max(lifts) if lifts else None,
         "pmse_ratio": report["pmse"]["ratio"],
+        "propensity_auc": report["propensity"]["auc"],
         "dcr_share_below_holdout_q05": None if dcr is None else dcr["share_synthetic_below_holdout_q05"],
         "min_tstr_difference": min(tstr_diffs) if tstr_diffs else None,
         "max_outlier_r2": max(outlier_r2) if outlier_r2 else None,

@@ -15,6 +15,8 @@ HEADLINE_MEASURES = {
                                  "real row only (first file)",
     "max_attribute_lift": "largest attribute-inference lift over the sensitive columns",
     "pmse_ratio": "pMSE over its null expectation (synthpop's S_pMSE; about 1 is good)",
+    "propensity_auc": "out-of-fold ROC AUC of a gradient-boosting classifier telling real from synthetic "
+                      "rows, mean over the files (0.5 indistinguishable; sees broken dependence)",
     "dcr_share_below_holdout_q05": "share of synthetic rows closer to a real row than 95% of "
                                    "held-out real rows are (about 0.05 expected)",
     "min_tstr_difference": "smallest TSTR score difference (synthetic-trained - real-trained)",
