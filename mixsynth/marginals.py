@@ -18,7 +18,7 @@ _STEPS_PER_BANDWIDTH = 32  # lattice step of the smoothed CDF, in bandwidths (ca
 _MAX_LATTICE = 2 ** 21
 _KERNEL_REACH = 8.0        # kernels are evaluated within 8 bandwidths; beyond, Phi is 0 or 1
 _TAIL = 4.0                # continuous support: [min - 4h, max + 4h], clipped to the bounds
-LOG_SKEWNESS = 1.0         # positive continuous columns more right-skewed than this smooth on log(y)
+
 
 
 def _skewness(x: np.ndarray) -> float:
@@ -274,8 +274,9 @@ def fit_marginal(values, kind: str, lower=None, upper=None) -> EmpiricalMarginal
     """Fit the marginal of one column: (n,) values, NaN = missing and dropped.
 
     kind "continuous" -> SmoothedMarginal(values, lower, upper), smoothing on the log scale
-    when every value is positive and the column is right-skewed (sample skewness above
-    LOG_SKEWNESS), e.g. incomes and wages; kind "date" (days since 1970) -> the same on the
+    when every value is positive and the logs are less skewed than the values (in absolute
+    sample skewness), e.g. incomes and wages: a kernel of one bandwidth across the range
+    would smear the small values, whose logs analysts model; kind "date" (days since 1970) -> the same on the
     linear scale; any other kind (binary, ordinal, count) -> EmpiricalMarginal (bounds ignored).
     """
     x = np.asarray(values, dtype=float).ravel()
@@ -283,6 +284,6 @@ def fit_marginal(values, kind: str, lower=None, upper=None) -> EmpiricalMarginal
     if kind == "date":
         return SmoothedMarginal(x, lower=lower, upper=upper)
     if kind == "continuous":
-        skewed = x.size > 2 and np.all(x > 0) and _skewness(x) > LOG_SKEWNESS
+        skewed = x.size > 2 and np.all(x > 0) and abs(_skewness(np.log(x))) < abs(_skewness(x))
         return SmoothedMarginal(x, lower=lower, upper=upper, scale="log" if skewed else "linear")
     return EmpiricalMarginal(x)
