@@ -23,7 +23,6 @@ import numpy as np
 
 from mixsynth import CopulaSynthesizer, InputError, infer_spec, read_table
 from mixsynth.landing import file_digest, wave_file
-from mixsynth.model import response_order
 from mixsynth.report.measures import RISK_MEASURES
 from mixsynth.sampler import SamplerSettings
 from mixsynth.settings import method_settings
@@ -256,9 +255,9 @@ def responses_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
     name = s.name
 
     @dg.asset(key=s.key("response_posterior"), deps=[upstream], kinds={"numpy"}, **s.common,
-              description="Rank-likelihood BART posterior of each declared response given the copula "
-                          "columns (nothing to fit when the spec declares none); the whole model "
-                          "(confidential).")
+              description="BART posterior of each response given the copula columns (the spec's "
+                          "responses, or by default those the screen finds the copula cannot follow "
+                          "and the outcomes of the report's regressions); the whole model (confidential).")
     def response_posterior(context: dg.AssetExecutionContext,
                            confidential: ConfidentialStore) -> dg.MaterializeResult:
         wave = context.partition_key
@@ -267,14 +266,14 @@ def responses_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
         confidential.discard(name, wave, *AFTER_RESPONSES)
         started = time.monotonic()
         with withheld_details("fitting the responses"):
-            declared = response_order(model.spec_)
-            if declared:
-                context.log.info(f"fitting BART for {len(declared)} response(s): {', '.join(declared)}")
+            summary = model.response_summary()
+            context.log.info(summary["summary"])
             model.fit_responses(train)
             confidential.save_model(model, name, wave, "model.npz")
-        responses = [m.name for m in model.responses_]
         return dg.MaterializeResult(metadata={
-            "responses": ", ".join(responses) or "none declared",
+            "responses": ", ".join(summary["modelled"]) or "none",
+            "why": summary["summary"],
+            "chosen_by": summary["chosen_by"],
             "bart_settings": dg.MetadataValue.json(dict(model.spec_.bart)),
             "seconds": number(time.monotonic() - started)})
     return response_posterior
@@ -334,8 +333,9 @@ def reports_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
         with withheld_details("building the report"):
             spec = s.spec_of(train)
             syns = [confidential.read_table(name, wave, f"candidate/{f}") for f in files]
-            convergence = confidential.load_model(name, wave, "model.npz").convergence_
-            report = build_report(train, syns, spec, holdout=holdout, seed=s.survey.seed, convergence=convergence)
+            model = confidential.load_model(name, wave, "model.npz")
+            report = build_report(train, syns, spec, holdout=holdout, seed=s.survey.seed,
+                                  convergence=model.convergence_, responses=model.response_summary())
             confidential.write_json(report, name, wave, "candidate/report.json")
             page = confidential.owner_only(
                 write_report(confidential.folder(name, wave, "candidate", "report"), report, None))[-1]

@@ -130,10 +130,7 @@ def _fitted(args) -> CopulaSynthesizer:
         sampler["thin"] = max(1, (sampler["sweeps"] - sampler["burn_in"]) // 500)
     settings = SamplerSettings.from_dict(sampler)
     _print_notes(spec)
-    responses = response_order(spec)
-    if responses:
-        print(f"responses modelled by rank-likelihood BART after the copula: {', '.join(responses)}")
-    bar = SweepProgress(settings.sweeps, settings.chains, enabled=args.progress, announce=_announce_cost)
+    bar = SweepProgress(settings.sweeps, settings.chains, enabled=args.progress, announce=_announce_fit)
     started = time.monotonic()
     model = CopulaSynthesizer(spec, settings, method=method, seed=args.seed).fit(table, monitor=bar)
     bar.close()
@@ -153,8 +150,16 @@ def _print_notes(spec) -> None:
         print(f"input: ... and {len(spec.notes) - MAX_NOTES} more column notes (all in the report and the record)")
 
 
-def _announce_cost(model: CopulaSynthesizer) -> None:
-    """The expected sampling time, printed once the layout and factors are known."""
+def _announce_fit(model: CopulaSynthesizer) -> None:
+    """The BART responses (chosen by the screen, or declared) and the expected sampling
+    time, printed once the layout and factors are known."""
+    if model.screen_ is not None:
+        print(model.screen_.summary())
+        for score in model.screen_.scores:
+            if not score.chosen:
+                print(f"  {score.name}: {score.reason}")
+    elif response_order(model.spec_):
+        print(f"responses modelled by BART after the copula (declared): {', '.join(response_order(model.spec_))}")
     s = model.settings
     seconds = fit_seconds(model.n_rows_, len(model.columns_), model.factors_, s.sweeps, s.chains)
     print(f"sampling {model.n_rows_:,} rows x {len(model.columns_)} latent columns x {model.factors_} factors, "
@@ -248,8 +253,9 @@ def _report(args):
     if args.out.exists() and not args.out.is_dir():
         raise InputError(f"--out '{args.out}' is a file; give a directory")
     started = time.monotonic()
-    convergence = CopulaSynthesizer.load(args.model).convergence_ if args.model else None
-    report = build_report(real, syns, spec, holdout=holdout, seed=args.seed, convergence=convergence)
+    model = CopulaSynthesizer.load(args.model) if args.model else None
+    report = build_report(real, syns, spec, holdout=holdout, seed=args.seed,
+                          convergence=model and model.convergence_, responses=model and model.response_summary())
     decision = decide(report, release) if release is not None else None
     paths = write_report(args.out, report, decision)
     extras = ", ".join(f"{k} {v:.1f} s" for k, v in report["seconds"].items() if k != "total" and v)

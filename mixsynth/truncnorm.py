@@ -154,3 +154,17 @@ def std_truncnorm(a, b, state, s):
 def truncnorm(mu, sd, lo, hi, state, s):
     """One draw of N(mu, sd^2) truncated to [lo, hi]."""
     return mu + sd * std_truncnorm((lo - mu) / sd, (hi - mu) / sd, state, s)
+
+
+@nb.njit(cache=True)
+def draw_probit(z, mean, side, state):
+    """Albert-Chib latent draws in place: z_i ~ N(mean_i, 1) truncated to (0, inf) where
+    side_i = 1, (-inf, 0) where side_i = 0, untruncated where side_i is NaN (a missing
+    outcome). z, mean, side: (n,); one stream (state row 0)."""
+    for i in range(z.size):
+        if side[i] == 1.0:
+            z[i] = truncnorm(mean[i], 1.0, 0.0, math.inf, state, 0)
+        elif side[i] == 0.0:
+            z[i] = truncnorm(mean[i], 1.0, -math.inf, 0.0, state, 0)
+        else:
+            z[i] = mean[i] + std_normal(state, 0)

@@ -85,20 +85,23 @@ def analyses_not_declared(spec: TableSpec) -> list[str]:
 
 
 def build_report(real: pd.DataFrame, syns: list[pd.DataFrame], spec: TableSpec,
-                 holdout: pd.DataFrame | None = None, seed: int = 0, convergence: dict | None = None) -> dict:
+                 holdout: pd.DataFrame | None = None, seed: int = 0, convergence: dict | None = None,
+                 responses: dict | None = None) -> dict:
     """The report dict (module docstring) of synthetic tables ``syns`` (m >= 1) against ``real``.
     ``convergence`` is the fitted model's ``convergence_`` (R-hat and ESS of the copula
     correlations), kept as ``report["convergence"]`` and headline ``max_rhat``,
     ``min_ess_bulk`` so release rules can require converged chains; None without a model.
+    ``responses`` is the model's ``response_summary()`` (which columns BART modelled and
+    why), kept as ``report["responses"]``.
 
     Runs with one OpenMP/BLAS thread: the gradient-boosting fits spin their threads, and on a
     machine whose cores are busy (another run, chains) that made a 1.4 s report take 28-60 s.
     """
     with threadpool_limits(1):
-        return _build_report(real, syns, spec, holdout, seed, convergence)
+        return _build_report(real, syns, spec, holdout, seed, convergence, responses)
 
 
-def _build_report(real, syns, spec, holdout, seed, convergence) -> dict:
+def _build_report(real, syns, spec, holdout, seed, convergence, responses) -> dict:
     if isinstance(syns, pd.DataFrame):
         syns = [syns]
     if not syns:
@@ -179,6 +182,7 @@ def _build_report(real, syns, spec, holdout, seed, convergence) -> dict:
         "risk": {"exact_copies": copies[0], "exact_copies_per_file": copies, "dcr": dcr,
                  "attribute_inference": inference, "outlier_disclosure": outliers, "anonymeter": attacks},
         "convergence": convergence,
+        "responses": responses,
         "notes": notes,
     }
     if convergence is None:

@@ -30,8 +30,9 @@ img{max-width:100%}
 
 
 def render_html(report: dict, decision: dict | None) -> str:
-    """The whole page (str). Sections: decision, headline, marginals, associations,
-    crosstabs, target analyses, general utility, disclosure risk, notes."""
+    """The whole page (str). Sections: decision, headline, the model's BART responses,
+    marginals, associations, crosstabs, target analyses, general utility, disclosure risk,
+    notes."""
     rows = report["rows"]
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>mixsynth report</title>"
              f"<style>{_CSS}</style></head><body><h1>Synthetic data report</h1>",
@@ -40,7 +41,7 @@ def render_html(report: dict, decision: dict | None) -> str:
                 f"out of synthesis: {'none' if rows['holdout'] is None else format(rows['holdout'], ',')}. "
                 f"Schema {report['schema']}. Every figure below is an aggregate; real cells, bins "
                 f"and groups with fewer rows than the small-cell threshold are not shown.", "note")]
-    parts += [_decision(decision), _headline(report), _marginals(report), _associations(report),
+    parts += [_decision(decision), _headline(report), _responses(report), _marginals(report), _associations(report),
               _crosstabs(report), _targets(report), _general(report), _risk(report)]
     if report["notes"]:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in report["notes"]) + "</ul>")
@@ -75,6 +76,28 @@ def _decision(decision: dict | None) -> str:
 def _headline(report: dict) -> str:
     body = [[_e(k), _num(v), _e(report["headline_meaning"].get(k, ""))] for k, v in report["headline"].items()]
     return "<h2>Headline measures</h2>" + _table(["measure", "value", "meaning"], body, left=(0, 2))
+
+
+def _responses(report: dict) -> str:
+    """Which columns BART modelled after the copula, and the screen's scores."""
+    r = report.get("responses")
+    if not r:
+        return ""
+    out = ["<h2>Columns modelled by BART</h2>", _p(
+        "A Gaussian copula carries monotone dependence only. Columns whose relation to the others "
+        "it cannot follow are modelled by BART after it (rank likelihood; probit for a 0/1 column). "
+        + _e(r["summary"]) + ".")]
+    screen = r.get("screen")
+    if screen:
+        out.append(_p(f"The screen (on {screen['rows']:,} rows, {screen['rule']['folds']}-fold): out-of-fold "
+                      f"R² of a linear model on the other columns' normal scores, and what gradient boosting "
+                      f"adds to it; a gain of at least {screen['rule']['min_gain']} with z at least "
+                      f"{screen['rule']['min_z']} makes a column a response (at most "
+                      f"{screen['rule']['max_screened']}), and the outcomes of declared regressions always are."))
+        out.append(_table(["column", "kind", "linear R²", "gain", "z", "BART", "why"],
+                          [[_e(c["name"]), _e(c["kind"]), _num(c["linear_r2"]), _num(c["gain"]), _num(c["z"]),
+                            _yes(c["chosen"]), _e(c["reason"])] for c in screen["scores"]], left=(0, 1, 6)))
+    return "".join(out)
 
 
 def _marginals(report: dict) -> str:
