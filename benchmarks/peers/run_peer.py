@@ -1,7 +1,13 @@
 """Runs one peer synthesizer on a training CSV and writes a synthetic CSV of the same size.
 
-Runs inside the peer environment (``benchmarks/peers/setup.sh`` creates ``.venv-peers``);
-the product never imports it: ``benchmarks/peers.py`` calls it as a subprocess.
+Runs inside a peer environment, never the product's; the product never imports it:
+``benchmarks/peers.py`` calls it as a subprocess with the environment's interpreter.
+The peers' pins clash with one another, so each group has its own environment:
+
+  .venv-peers  sdv_gaussian_copula, sdv_ctgan, cart_port, cart, independent
+               (``benchmarks/peers/setup.sh``)
+  .venv-arf    arf (``benchmarks/peers/setup-arf.sh``: arfpy 0.1.1 needs numpy < 2,
+               pandas < 3, scikit-learn < 1.6)
 
     python run_peer.py METHOD TRAIN.csv OUT.csv --seed N [--categorical a,b,c]
                        [--visit-order a,b,c] [--epochs E]
@@ -20,6 +26,20 @@ Methods:
                        next one from the donors of the leaf its synthetic predictors fall in,
                        of a tree fitted to the columns before it. Default order: file order.
   independent          each column resampled on its own from its empirical marginal
+  arf                  arfpy's adversarial random forest with its defaults (30 trees, delta 0,
+                       at most 10 adversarial rounds, early stop, min_node_size 5; forde with
+                       truncated normals, then forge). arfpy takes no missing cells and treats
+                       only object / category columns as categorical, so: the --categorical
+                       columns go in as category dtype with a blank as a level of its own
+                       (``<blank>``), synthesized like any level and written back blank; a
+                       numeric column with blanks gets an indicator column (categorical
+                       ``0``/``1``) and its blanks are filled with values drawn at random
+                       from its observed cells (a constant fill would put a spike into the
+                       leaves' truncated normals), and the synthetic cells whose indicator
+                       came out ``1`` are written back blank. Numeric columns whose real
+                       values are all whole numbers are rounded (arfpy draws every numeric
+                       cell from a continuous truncated normal). arfpy draws from numpy's
+                       global generator, which ``--seed`` sets.
 
 ``--categorical`` names the columns the product's spec treats as categorical (categorical,
 binary, ordinal); every other column is numeric. SDV gets these sdtypes; CART builds
@@ -149,9 +169,67 @@ def synthesize_independent(data, seed):
     return pd.DataFrame({c: data[c].to_numpy()[rng.integers(0, n, n)] for c in data.columns})
 
 
+BLANK = "<blank>"                                         # arf: a blank categorical cell as a level
+
+
+def _unique_name(name: str, taken) -> str:
+    while name in taken:
+        name += "_"
+    return name
+
+
+def synthesize_arf(data, categorical, seed):
+    """arfpy's ARF with its defaults; blanks and categorical columns as the docstring says."""
+    import warnings
+
+    from arfpy import arf
+
+    # arfpy 0.1.1 indexes Series by position, which pandas 2.3 warns about once per column and row batch
+    warnings.filterwarnings("ignore", category=FutureWarning, module="arfpy")
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(index=data.index)
+    back, indicators, whole, all_blank = {}, {}, {}, []
+    for c in data.columns:
+        col = data[c]
+        if c in categorical:
+            back[c] = {str(v): v for v in col.dropna().unique()}
+            frame[c] = pd.Categorical(col.map(lambda v: BLANK if pd.isna(v) else str(v)))
+            continue
+        values = col.to_numpy(dtype=float).copy()
+        missing = np.isnan(values)
+        if missing.all():                                 # nothing to model: written back blank
+            all_blank.append(c)
+            continue
+        whole[c] = bool(np.all(values[~missing] == np.round(values[~missing])))
+        if missing.any():
+            indicators[c] = _unique_name(f"{c}_blank", set(data.columns) | set(frame.columns))
+            frame[indicators[c]] = pd.Categorical(np.where(missing, "1", "0"))
+            values[missing] = rng.choice(values[~missing], int(missing.sum()))
+        frame[c] = values
+    np.random.seed(seed)              # arfpy's forests, pandas' .sample and scipy draw from it
+    model = arf.arf(x=frame, verbose=False)
+    model.forde()
+    syn = model.forge(n=len(data))
+    out = {}
+    for c in data.columns:
+        if c in all_blank:
+            out[c] = pd.Series(np.nan, index=range(len(data)))
+        elif c in categorical:
+            out[c] = syn[c].astype(object).map(lambda v: np.nan if v == BLANK else back[c][v])
+        else:
+            values = syn[c].to_numpy(dtype=float)
+            if whole[c]:
+                values = np.round(values)
+            if c in indicators:
+                values[syn[indicators[c]].astype(str).to_numpy() == "1"] = np.nan
+            out[c] = pd.Series(values).astype("Int64") if whole[c] else pd.Series(values)
+    return pd.DataFrame(out)[list(data.columns)]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("method", choices=["sdv_gaussian_copula", "sdv_ctgan", "cart_port", "cart", "independent"])
+    ap.add_argument("method", choices=["sdv_gaussian_copula", "sdv_ctgan", "cart_port", "cart", "independent",
+                                       "arf"])
     ap.add_argument("train")
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, required=True)
@@ -172,6 +250,8 @@ def main(argv=None):
         torch.manual_seed(args.seed)
         torch.set_num_threads(1)          # on a busy 2-core machine torch's OpenMP threads spin
         syn = synthesize_sdv(data, categorical, args.method, args.epochs)
+    elif args.method == "arf":
+        syn = synthesize_arf(data, categorical, args.seed)
     elif args.method == "cart_port":
         syn = synthesize_cart_port(data, categorical, args.seed)
     elif args.method == "cart":
@@ -181,7 +261,8 @@ def main(argv=None):
         syn = synthesize_cart(data, categorical, order, args.seed)
     else:
         syn = synthesize_independent(data, args.seed)
-    assert len(syn) == len(data)
+    if len(syn) != len(data) or list(syn.columns) != list(data.columns):
+        sys.exit(f"{args.method} wrote {len(syn)} rows x {list(syn.columns)}, not {len(data)} x {list(data.columns)}")
     syn.to_csv(args.out, index=False)
 
 
