@@ -512,6 +512,15 @@ METHODS_TEXT = """\
 """
 
 
+def hand_written(name: str, res: dict) -> list[str]:
+    """A section of the full run's page written by hand, ``benchmarks/peers/NAME`` (re-read it
+    against new numbers when the benchmark is re-run); none in a quick run's page."""
+    path = HERE / "peers" / name
+    if res["quick"] or not path.exists():
+        return []
+    return [path.read_text().rstrip(), ""]
+
+
 def markdown(res: dict, out: Path, md_path: Path) -> str:
     m, cfg = res["machine"], res["config"]
     command = "nice -n 19 .venv/bin/python benchmarks/peers.py" + (" --quick" if res["quick"] else "")
@@ -521,6 +530,7 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
          "Issue 6: parts 1-3 on the three small real files and the paper-layout simulator (a stand-in "
          "for the paper's confidential table), and part 4, the paper's Table 2, Figure 4 and Section 6.4. "
          f"Every number is in `benchmarks/results/{out.name}.json` (Table 2's in `benchmarks/results/core.json`).", "",
+         *hand_written("convergence.md", res),
          "## Machine, versions, seeds, command", "",
          f"- Machine: {m['cpu_count']} CPUs ({m['cpu_model']}), {m['platform']}, shared with other work "
          "(the \"other load\" column: cores other processes kept busy during each run, of 2); run on "
