@@ -1,22 +1,31 @@
 """Side-by-side benchmark of mixsynth against the synthesizers a microdata unit would pick instead.
 
     bash benchmarks/peers/setup.sh          # once: the peer environment .venv-peers
+    bash benchmarks/peers/setup-arf.sh      # once: .venv-arf (arf)
+    bash benchmarks/peers/setup-argn.sh     # once: .venv-argn (tabularargn)
     nice -n 19 .venv/bin/python benchmarks/peers.py            # -> results/peers.{json,md,*.png}, RESULTS.md
     nice -n 19 .venv/bin/python benchmarks/peers.py --quick    # smoke run -> results/peers-quick.*
     ... --only FILE [FILE ...]   re-run files, keep the others;  --resume  run only the methods
-    the JSON lacks (after an interruption);  --render  rewrite RESULTS.md and the plots from the JSON
+    the JSON lacks (after an interruption);  --methods M [M ...]  run (or re-run) only these
+    methods, keep the others (``cart_orders`` names the random CART orders);  --files N  N
+    synthetic files per method, scored one by one, reported as mean and SD;  --render  rewrite
+    RESULTS.md and the plots from the JSON
 
 For each real file (ncbirths, cps1988, nhefs) and the paper-layout simulator (a stand-in for the
 paper's confidential table): write it, split it 80/20 (seed 0; the 20% is the holdout no
 synthesizer sees), run every method on the training split, time it and sample the resident
 memory of its process tree, then score each synthetic file with the product's own
 report (``build_report`` against the training split, with the holdout). Ours runs through
-``mixsynth synthesize`` with the example spec; the peers through ``benchmarks/peers/run_peer.py``
-in ``.venv-peers`` (CSV in, CSV out: nothing of theirs is imported here). Every method gets the
-columns the spec models (its excluded columns dropped) and the same number of rows.
+``mixsynth synthesize`` with the example spec (``ours_auto``: the spec without its ``bart``
+section and its ``role: response`` declarations, as a user who declares no response runs it);
+the peers through ``benchmarks/peers/run_peer.py`` with the interpreter of the method's own
+environment (``.venv-peers``, ``.venv-arf`` or ``.venv-argn``; CSV in, CSV out: nothing of
+theirs is imported here). Every method gets the columns the spec models (its excluded columns
+dropped) and the same number of rows.
 The rendered page also reproduces the paper's Table 2 (from results/core.json), Figure 4 (utility
 over the random CART visit orders) and Section 6.4 (outlier attribute disclosure).
 """
+import argparse
 import copy
 import datetime as dt
 import json
@@ -38,16 +47,49 @@ RUN_PEER = HERE / "peers" / "run_peer.py"
 MIXSYNTH = REPO / ".venv" / "bin" / "mixsynth"
 WORK = REPO / "out" / "peers"
 DATASETS = ["ncbirths", "nhefs", "cps1988", "paper-layout"]   # the slowest last
-PEERS = ["sdv_gaussian_copula", "sdv_ctgan", "cart_port", "cart", "independent"]
+OURS = ["ours_rpl", "ours_rl", "ours_auto"]
+PEERS = ["sdv_gaussian_copula", "sdv_ctgan", "cart_port", "cart", "independent", "arf", "tabularargn"]
+# each peer environment: its setup script and the packages whose versions the results record
+ENVIRONMENTS = {
+    ".venv-peers": ("benchmarks/peers/setup.sh", ("sdv==", "ctgan==", "copulas==", "rdt==", "python-synthpop==",
+                                                  "torch==", "pandas==", "numpy==", "scikit-learn==")),
+    ".venv-arf": ("benchmarks/peers/setup-arf.sh", ("arfpy==", "numpy==", "pandas==", "scikit-learn==", "scipy==")),
+    ".venv-argn": ("benchmarks/peers/setup-argn.sh", ("mostlyai-engine==", "torch==", "transformers==", "numpy==",
+                                                      "pandas==", "scikit-learn==")),
+}
+ENVIRONMENT_OF = {"arf": ".venv-arf", "tabularargn": ".venv-argn"}   # the other peers: .venv-peers
+
+
+def environment(method: str) -> str | None:
+    """The peer environment a method runs in (None: ours, in .venv)."""
+    if method in OURS:
+        return None
+    return ENVIRONMENT_OF.get(method, ".venv-peers")
+
+
+def python_of(env: str) -> Path:
+    return REPO / env / "bin" / "python"
+
 
 FULL = dict(split_seed=0, holdout_fraction=0.2, synth_seed=1, report_seed=0,
             cart_orders=20, cart_order_seed=1000,
             ctgan_max_steps=900, ctgan_batch=500, ctgan_max_epochs=300,
-            sweeps=None)                                   # None: the example spec's sampler
+            sweeps=None,                                   # None: the example spec's sampler
+            argn_max_minutes=5, argn_threads=1, files=1)
 # FULL has no "bart" key: the example specs' BART settings (adding one would change the config
 # that --only and --resume check the kept results against)
 QUICK = dict(FULL, cart_orders=3, ctgan_max_steps=30, sweeps=dict(sweeps=400, burn_in=200, thin=2),
-             bart=dict(trees=50, burn_in=20, draws=50))
+             bart=dict(trees=50, burn_in=20, draws=50), argn_max_minutes=1)
+# settings added after results were first written: a results file without them was made
+# before the methods that use them existed (``files``: with one file per method)
+ADDED_SETTINGS = {"argn_max_minutes": None, "argn_threads": None, "files": 1}
+
+
+def same_settings(old: dict, cfg: dict) -> bool:
+    """Whether results written with config ``old`` can be kept beside a run with ``cfg``."""
+    old = {**{k: v for k, v in ADDED_SETTINGS.items() if v is not None}, **old}
+    return (set(cfg) - set(old) <= set(ADDED_SETTINGS) and set(old) <= set(cfg)
+            and all(old[k] == v for k, v in cfg.items() if k in old))
 
 COLUMNS = [  # (key in a method's scores, table heading, digits)
     ("mean_cio", "mean CIO", 3), ("mean_std_sq_diff", "mean std. sq. diff.", 2),
@@ -128,67 +170,156 @@ def ours_spec(spec_path: Path, folder: Path, cfg: dict) -> Path:
     return quick
 
 
-def commands(dataset, folder, spec_path, frames, categorical, cfg) -> dict[str, list[str]]:
-    """Method name -> the command that writes ``folder/<method>.csv``."""
-    seed = str(cfg["synth_seed"])
-    spec_path = ours_spec(spec_path, folder, cfg)
+def auto_spec(spec_path: Path, folder: Path) -> Path:
+    """ours_auto's spec, ``folder/spec-auto.yaml``: the example spec without its ``bart`` section
+    and without its ``role: response`` declarations (those columns keep their other settings and
+    get the default role), as a new user who declares no response runs it."""
+    import yaml
+    from mixsynth import load_spec
+
+    raw = load_spec(spec_path)
+    raw.pop("bart", None)
+    if raw.get("columns"):
+        raw["columns"] = {name: ({k: v for k, v in decl.items() if k != "role"}
+                                 if isinstance(decl, dict) and decl.get("role") == "response" else decl)
+                          for name, decl in raw["columns"].items()}
+    path = folder / "spec-auto.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def output_files(folder: Path, name: str, files: int) -> list[Path]:
+    """The synthetic files of one method: ``name.csv``, or ``name_1.csv`` ... ``name_N.csv``
+    (the names ``mixsynth synthesize --m N`` writes)."""
+    if files == 1:
+        return [folder / f"{name}.csv"]
+    return [folder / f"{name}_{i}.csv" for i in range(1, files + 1)]
+
+
+def commands(dataset, folder, spec_path, frames, categorical, cfg) -> dict[str, dict]:
+    """Method name -> {"runs": the commands to run, "files": the synthetic files they write}.
+
+    With ``cfg["files"]`` N > 1, ours makes its N files in one fit (``--m N``: N posterior
+    draws, as the product makes several files), and every peer runs N times, with synthesis
+    seeds ``synth_seed`` ... ``synth_seed + N - 1`` (fit and sample are one step in the
+    runner). The random CART orders keep one file each: their spread is the orders'."""
+    files = cfg.get("files", 1)
+    spec_path_quick = ours_spec(spec_path, folder, cfg)
     out = {}
-    for method in ("rpl", "rl"):
-        cmd = [str(MIXSYNTH), "synthesize", str(folder / "train-full.csv"), "--spec", str(spec_path),
-               "--seed", seed, "--method", method, "--no-progress", "--out", str(folder / f"ours_{method}.csv")]
+    for name, method, spec in (("ours_rpl", "rpl", spec_path_quick), ("ours_rl", "rl", spec_path_quick),
+                               ("ours_auto", "rpl", auto_spec(spec_path, folder))):
+        cmd = [str(MIXSYNTH), "synthesize", str(folder / "train-full.csv"), "--spec", str(spec),
+               "--seed", str(cfg["synth_seed"]), "--method", method, "--no-progress",
+               "--out", str(folder / f"{name}.csv")]
         for k, v in (cfg["sweeps"] or {}).items():
             cmd += [f"--{k.replace('_', '-')}", str(v)]
-        out[f"ours_{method}"] = cmd
+        if files > 1:
+            cmd += ["--m", str(files)]
+        out[name] = {"runs": [cmd], "files": output_files(folder, name, files)}
 
-    def peer(method, name, *extra):
-        return [str(PEER_PYTHON), str(RUN_PEER), method, str(folder / "train.csv"),
-                str(folder / f"{name}.csv"), "--seed", seed, "--categorical", ",".join(categorical), *extra]
+    def peer(method, path, seed, *extra):
+        return [str(python_of(environment(method))), str(RUN_PEER), method, str(folder / "train.csv"),
+                str(path), "--seed", str(seed), "--categorical", ",".join(categorical), *extra]
 
     for method in PEERS:
-        extra = ["--epochs", str(ctgan_epochs(len(frames["train"]), cfg))] if method == "sdv_ctgan" else []
-        out[method] = peer(method, method, *extra)
+        extra = []
+        if method == "sdv_ctgan":
+            extra = ["--epochs", str(ctgan_epochs(len(frames["train"]), cfg))]
+        elif method == "tabularargn":
+            extra = ["--minutes", str(cfg["argn_max_minutes"]), "--threads", str(cfg["argn_threads"])]
+        paths = output_files(folder, method, files)
+        out[method] = {"runs": [peer(method, path, cfg["synth_seed"] + i, *extra) for i, path in enumerate(paths)],
+                       "files": paths}
     rng = np.random.default_rng(cfg["cart_order_seed"])
     names = list(frames["train"].columns)
     for i in range(1, cfg["cart_orders"] + 1):
         order = [names[j] for j in rng.permutation(len(names))]
-        out[f"cart_order_{i:02d}"] = peer("cart", f"cart_order_{i:02d}", "--visit-order", ",".join(order))
+        path = folder / f"cart_order_{i:02d}.csv"
+        out[f"cart_order_{i:02d}"] = {"runs": [peer("cart", path, cfg["synth_seed"], "--visit-order", ",".join(order))],
+                                      "files": [path]}
     return out
 
 
-def score(folder: Path, method: str, spec, frames, cfg) -> dict:
+def score(path: Path, spec, frames, cfg) -> dict:
     """The product's report on one synthetic file: its headline plus the marginal summary;
     the whole report is kept beside the file (out/, not committed)."""
     from mixsynth import read_table
     from mixsynth.report.build import build_report
 
-    syn = read_table(folder / f"{method}.csv")[spec.names]
+    syn = read_table(path)[spec.names]
     report = build_report(frames["train"], [syn], spec, holdout=frames["holdout"], seed=cfg["report_seed"])
-    (folder / f"{method}.report.json").write_text(json.dumps(report, indent=1) + "\n")
+    path.with_suffix(".report.json").write_text(json.dumps(report, indent=1) + "\n")
     tvd = [m["tvd"] for m in report["marginals"] if m.get("tvd") is not None]
     ks = [m["ks"] for m in report["marginals"] if m.get("ks") is not None]
     return {**report["headline"], "max_tvd": max(tvd, default=None), "max_ks": max(ks, default=None),
             "rows": len(syn)}
 
 
-def run_dataset(dataset: str, cfg: dict, res: dict, save) -> None:
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def combine(per_file: list[dict], runs: list[dict], commands: list[str]) -> dict:
+    """One method's entry. One file: its scores, timing and command, as before ``--files``.
+    Several: each score's mean over the files (under the score's own key, so the tables,
+    verdicts and plots read it as they read one file's), its SD over the files (``sd``), every
+    file's scores (``per_file``); wall seconds summed over the runs, peak memory the largest,
+    other load the mean."""
+    timing = {"wall_seconds": sum(r["wall_seconds"] for r in runs), "peak_mib": max(r["peak_mib"] for r in runs),
+              "other_cores": float(np.mean([r["other_cores"] for r in runs]))}
+    if len(per_file) == 1:
+        return {**per_file[0], **timing, "command": commands[0]}
+    means, sds = {}, {}
+    for key in dict.fromkeys(k for f in per_file for k in f):
+        vals = [f.get(key) for f in per_file]
+        nums = [v for v in vals if _number(v)]
+        if len(nums) < len(vals) or not nums:          # a score some file lacks: no mean
+            means[key] = None if not nums else float(np.mean(nums))
+            sds[key] = None
+            continue
+        means[key] = float(np.mean(nums))
+        sds[key] = float(np.std(nums, ddof=1))
+    return {**means, **timing, "files": len(per_file), "sd": sds, "per_file": per_file,
+            "wall_seconds_per_run": [r["wall_seconds"] for r in runs], "command": commands[0],
+            "commands": commands}
+
+
+def _relative(cmd: list[str]) -> str:
+    return " ".join(Path(c).relative_to(REPO).as_posix() if c.startswith(str(REPO)) else c for c in cmd)
+
+
+def run_dataset(dataset: str, cfg: dict, res: dict, save, methods: list[str] | None = None) -> None:
+    """Run and score every method on one file; ``methods``: only these (re-run if kept),
+    else the methods the entry lacks (all of them in a fresh run)."""
     folder, spec, spec_path, frames, categorical = prepare(dataset, cfg)
     entry = res["datasets"].setdefault(dataset, {"methods": {}})
-    entry.update(rows_train=len(frames["train"]), rows_holdout=len(frames["holdout"]),
-                 columns=len(spec.names), categorical=categorical,
-                 ctgan_epochs=ctgan_epochs(len(frames["train"]), cfg))
+    shape = dict(rows_train=len(frames["train"]), rows_holdout=len(frames["holdout"]),
+                 columns=len(spec.names), categorical=categorical)
+    changed = {k: (entry[k], v) for k, v in shape.items() if entry["methods"] and k in entry and entry[k] != v}
+    if changed:
+        sys.exit(f"{dataset}: the kept results were made on another table than the example spec gives now "
+                 f"({', '.join(f'{k} {a} -> {b}' for k, (a, b) in changed.items())}); re-run the whole file "
+                 f"with --only {dataset} (or write elsewhere with --out)")
+    entry.update(shape, ctgan_epochs=ctgan_epochs(len(frames["train"]), cfg))
     # the random CART orders show the spread of utility over visit orders (the paper's Figure 4):
     # they are scored without the anonymeter attacks, which take most of a report's time
     order_spec = copy.deepcopy(spec)
     order_spec.extra["report"] = {k: v for k, v in (spec.extra.get("report") or {}).items() if k != "anonymeter"}
-    for method, cmd in commands(dataset, folder, spec_path, frames, categorical, cfg).items():
-        if method in entry["methods"]:                       # --resume: done in an earlier run
+    for method, job in commands(dataset, folder, spec_path, frames, categorical, cfg).items():
+        if methods is not None:
+            if method not in methods and not (method.startswith("cart_order_") and "cart_orders" in methods):
+                continue
+        elif method in entry["methods"]:                     # --resume: done in an earlier run
             continue
-        log(f"{dataset}: {method}")
-        run = run_measured(cmd, folder / f"{method}.log")
-        scores = score(folder, method, order_spec if method.startswith("cart_order_") else spec, frames, cfg)
-        entry["methods"][method] = {**scores, **run, "command": " ".join(
-            Path(c).relative_to(REPO).as_posix() if c.startswith(str(REPO)) else c for c in cmd)}
-        log(f"   {run['wall_seconds']:.0f} s, {run['peak_mib']:.0f} MiB, CIO {scores['mean_cio']}, "
+        log(f"{dataset}: {method}" + (f" ({len(job['files'])} files)" if len(job["files"]) > 1 else ""))
+        logs = [folder / f"{method}.log"] if len(job["runs"]) == 1 else \
+            [folder / f"{method}_{i}.log" for i in range(1, len(job["runs"]) + 1)]
+        runs = [run_measured(cmd, path) for cmd, path in zip(job["runs"], logs)]
+        spec_used = order_spec if method.startswith("cart_order_") else spec
+        per_file = [score(path, spec_used, frames, cfg) for path in job["files"]]
+        entry["methods"][method] = combine(per_file, runs, [_relative(cmd) for cmd in job["runs"]])
+        scores = entry["methods"][method]
+        log(f"   {scores['wall_seconds']:.0f} s, {scores['peak_mib']:.0f} MiB, CIO {scores['mean_cio']}, "
             f"V drop {scores['max_cramers_v_drop']}, copies {scores['exact_copies']}")
         save()
 
@@ -201,9 +332,17 @@ def _fmt(x, nd):
     return f"{x:,.{nd}f}"
 
 
+def _cell(method: dict, key: str, nd: int) -> str:
+    """A table cell: the score, or with several files its mean ± its SD over the files."""
+    sd = (method.get("sd") or {}).get(key)
+    if sd is None or method.get(key) is None:
+        return _fmt(method.get(key), nd)
+    return f"{_fmt(method[key], nd)} ± {_fmt(sd, nd)}"
+
+
 def _single_runs(methods: dict) -> list[str]:
     """Methods other than the random CART orders: ours first, then the peers in PEERS order."""
-    rank = ["ours_rpl", "ours_rl", *PEERS]
+    rank = [*OURS, *PEERS]
     return sorted((k for k in methods if not k.startswith("cart_order_")),
                   key=lambda k: rank.index(k) if k in rank else len(rank))
 
@@ -216,7 +355,7 @@ def table(entry: dict) -> list[str]:
     methods = entry["methods"]
     L = ["| method | " + " | ".join(h for _, h, _ in COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
     for name in _single_runs(methods):
-        L.append(f"| {name} | " + " | ".join(_fmt(methods[name].get(k), nd) for k, _, nd in COLUMNS) + " |")
+        L.append(f"| {name} | " + " | ".join(_cell(methods[name], k, nd) for k, _, nd in COLUMNS) + " |")
     orders = _orders(methods)
     if orders:
         def spread(k, nd):
@@ -361,13 +500,25 @@ METHODS_TEXT = """\
 |---|---|---|
 | ours_rpl | `mixsynth synthesize` with the example spec (extended rank-probit copula, sparse factors, BART for the declared responses), the spec's sampler settings | `.venv` |
 | ours_rl | the same with `--method rl` (the paper's rank-likelihood baseline) | `.venv` |
+| ours_auto | `mixsynth synthesize` (RPL) with the example spec less its `bart` section and its `role: response` declarations (those columns get the default role): how a new user who declares no response runs it (`out/peers/<file>/spec-auto.yaml`) | `.venv` |
 | sdv_gaussian_copula | SDV `GaussianCopulaSynthesizer`, defaults; metadata detected, then column kinds set to the spec's (categorical, binary -> categorical; count, continuous -> numerical), no primary key | `.venv-peers` |
 | sdv_ctgan | SDV `CTGANSynthesizer`, defaults except epochs (below), same metadata | `.venv-peers` |
 | cart_port | python-synthpop's `CARTMethod` as its README runs it: impute missing cells, preprocess, CART with smoothing, proper, minibucket 5; the spec's categorical columns passed as text, since it takes coded categories for numbers. The port fits each column on all the others and draws the predictors from bootstrapped real rows: it has no visit order | `.venv-peers` |
 | cart | synthpop's sequential CART (R `syn(method = "cart")` defaults: minbucket 5, no smoothing, not proper) on scikit-learn trees, in the file's column order (synthpop's default visit sequence) | `.venv-peers` |
 | cart, random orders | the same in random visit orders (the paper's Figure 4: utility depends on the order); scored without the anonymeter attacks | `.venv-peers` |
 | independent | every column resampled on its own from its empirical marginal | `.venv-peers` |
+| arf | arfpy's adversarial random forest, defaults (30 trees, at most 10 adversarial rounds, truncated normal leaves). It takes no blank cells and treats only text/category columns as categorical: the spec's categorical columns go in as categories with a blank as a level of its own; a numeric column with blanks gets an indicator column and random observed values in its blanks, and the synthetic cells whose indicator comes out 1 are written back blank; whole-number columns are rounded. Its outer leaves are unbounded, so values can fall outside the real range (negative wages) | `.venv-arf` |
+| tabularargn | MOSTLY AI's open engine (`mostlyai-engine`, TabularARGN) through split, analyze, encode, train, generate; its defaults (value protection on, its own 80/20 validation split and early stopping) except the training-time cap below, one torch thread, the spec's categorical columns encoded categorical, and rare categories sampled from the others (`SAMPLE`) rather than written `_RARE_`. Value protection drops rare levels and clips the tails of numbers | `.venv-argn` |
 """
+
+
+def hand_written(name: str, res: dict) -> list[str]:
+    """A section of the full run's page written by hand, ``benchmarks/peers/NAME`` (re-read it
+    against new numbers when the benchmark is re-run); none in a quick run's page."""
+    path = HERE / "peers" / name
+    if res["quick"] or not path.exists():
+        return []
+    return [path.read_text().rstrip(), ""]
 
 
 def markdown(res: dict, out: Path, md_path: Path) -> str:
@@ -379,6 +530,7 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
          "Issue 6: parts 1-3 on the three small real files and the paper-layout simulator (a stand-in "
          "for the paper's confidential table), and part 4, the paper's Table 2, Figure 4 and Section 6.4. "
          f"Every number is in `benchmarks/results/{out.name}.json` (Table 2's in `benchmarks/results/core.json`).", "",
+         *hand_written("convergence.md", res),
          "## Machine, versions, seeds, command", "",
          f"- Machine: {m['cpu_count']} CPUs ({m['cpu_model']}), {m['platform']}, shared with other work "
          "(the \"other load\" column: cores other processes kept busy during each run, of 2); run on "
@@ -386,16 +538,19 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
          f"- Product: mixsynth {m['versions']['mixsynth']} @ {(m['git_commit'] or '?')[:7]}"
          f"{' (with uncommitted changes in mixsynth/ by others at the time)' if m['git_uncommitted_in_mixsynth'] else ''}, "
          f"Python {m['python']}, " + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if k != "mixsynth") + ".",
-         "- Peers (`.venv-peers`, from `benchmarks/peers/setup.sh`): " + ", ".join(res["peer_versions"]) + ".",
+         *environment_lines(res),
          f"- Seeds: split {cfg['split_seed']} (80/20, `mixsynth split`), synthesis {cfg['synth_seed']} for every "
          f"method, report {cfg['report_seed']}, CART visit orders `numpy.random.default_rng({cfg['cart_order_seed']})"
          ".permutation`, one per order. SDV seeds numpy, random and torch before fitting, then samples from its own "
          "fixed seed (73251), as for its users.",
-         f"- Command: `bash benchmarks/peers/setup.sh` once (about 3 minutes), then `{command}`; "
+         "- Command: `bash benchmarks/peers/setup.sh` (about 3 minutes), `bash benchmarks/peers/setup-arf.sh` "
+         f"and `bash benchmarks/peers/setup-argn.sh` (about 1 minute) once, then `{command}`; "
          f"the synthesizers' wall times add up to {seconds / 60:.0f} minutes here, and scoring adds "
          "about a third to that. "
          "`--only DATASET` re-runs one file; `--resume` keeps the methods the JSON already holds and runs "
-         "the rest; `--render` rewrites this page and the plots from the JSON.",
+         "the rest; `--methods M ...` runs only those methods; `--files N` scores N files per method; "
+         "`--render` rewrites this page and the plots from the JSON.",
+         *files_lines(res),
          "- Our sampler: " + ("the example specs' settings (ncbirths 10,000 sweeps, cps1988 4,000, nhefs 6,000, "
                               "paper-layout 4,000; 2 chains; BART's defaults, 200 trees, 100 burn-in, 1,000 draws)."
                               if not cfg["sweeps"] else
@@ -406,6 +561,10 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
              "epochs are on the ~1,300-row files and binds on " + (", ".join(capped) or "no file run here")
              + " (epochs per file in its section)."
              if not res["quick"] else " (quick run; epochs per file in its section)."),
+         *(["- TabularARGN: training capped at " f"{cfg['argn_max_minutes']:g} minute(s) (the engine's own default "
+            "is 14,400), on the CPU with " f"{cfg['argn_threads']} torch thread(s); the engine's early stopping "
+            "may end it sooner (each run's log in `out/peers/<file>/tabularargn*.log` says which)."]
+           if "argn_max_minutes" in cfg else []),
          "- Wall time is the whole subprocess (start-up and imports included); peak MiB is the largest "
          "summed resident memory (VmRSS) of the subprocess and all its descendants, sampled every "
          "0.25 s from /proc (our two chains are child processes; `getrusage` would give the largest "
@@ -417,7 +576,7 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
          "", "## Methods", "", METHODS_TEXT,
          "## The issue's figures", "",
          "Ours is `ours_rpl`. \"Best peer\" is the best of the peers run with their defaults "
-         "(sdv_gaussian_copula, sdv_ctgan, cart_port, cart in the default order, independent); the best "
+         f"({', '.join(m + (' in the default order' if m == 'cart' else '') for m in PEERS)}); the best "
          "of the random CART orders is shown beside it, and the best peer whose file holds no exact copy "
          "of a training row (the issue's \"at a risk no higher\").", "",
          "| dataset | measure | ours | best peer | its value | best CART order | best peer with 0 copies | figure |",
@@ -496,6 +655,9 @@ def plots(res: dict, out: Path) -> list[str]:
                 if v is not None:
                     ours = name.startswith("ours_")
                     ax.plot(v, y, "D" if ours else "o", color="C3" if ours else "C0", ms=8 if ours else 6)
+                    sd = (methods[name].get("sd") or {}).get(key)
+                    if sd:                                  # several files: their SD as a bar
+                        ax.errorbar(v, y, xerr=sd, fmt="none", color="C3" if ours else "C0", capsize=3)
             vals = [o[key] for o in _orders(methods) if o.get(key) is not None]
             if vals:
                 y = len(names)
@@ -555,38 +717,93 @@ def draw(res: dict, out: Path) -> None:
     res["figure4_plots"] = figure4_plots(res, out)
 
 
-def peer_versions() -> list[str]:
-    got = subprocess.run([str(PEER_PYTHON), "-m", "pip", "freeze"], capture_output=True, text=True).stdout
-    keep = ("sdv==", "ctgan==", "copulas==", "rdt==", "python-synthpop==", "torch==", "pandas==",
-            "numpy==", "scikit-learn==")
-    return [line for line in got.splitlines() if line.lower().startswith(keep)]
+def environment_versions(env: str) -> list[str] | None:
+    """The recorded packages' versions in a peer environment, or None if it is not there."""
+    python = python_of(env)
+    if not python.exists():
+        return None
+    got = subprocess.run([str(python), "-m", "pip", "freeze"], capture_output=True, text=True).stdout
+    return [line for line in got.splitlines() if line.lower().startswith(ENVIRONMENTS[env][1])]
+
+
+def environment_lines(res: dict) -> list[str]:
+    """One line per peer environment with its recorded versions (results written before there
+    were several environments hold .venv-peers' alone, as ``peer_versions``)."""
+    versions = res.get("environment_versions") or {".venv-peers": res.get("peer_versions")}
+    return [f"- Peers in `{env}` (from `{ENVIRONMENTS[env][0]}`): " + ", ".join(versions[env]) + "."
+            for env in ENVIRONMENTS if versions.get(env)]
+
+
+def files_lines(res: dict) -> list[str]:
+    """How the methods with several synthetic files were made and are shown."""
+    files = res["config"].get("files", 1)
+    if files == 1:
+        return []
+    return [f"- Files: {files} synthetic files per method, each scored on its own; the tables show the "
+            "mean ± the SD over the files, the verdicts and plots use the mean; wall s and peak MiB are "
+            f"for all {files} together. Ours makes its files in one fit (`--m {files}`: {files} posterior "
+            "draws, as the product makes several files); each peer runs once per file, with synthesis seeds "
+            f"{res['config']['synth_seed']} to {res['config']['synth_seed'] + files - 1} (their fit and "
+            "sample are one step), so the peers' SD includes refitting and ours does not. The random CART "
+            "orders keep one file each."]
+
+
+def to_run(res: dict, cfg: dict, pieces: list[str], methods: list[str] | None) -> set[str]:
+    """The methods this run will run on some file (the random CART orders as ``cart``): those
+    named by --methods, else those the kept results lack (all of them in a fresh run)."""
+    if methods is not None:
+        return {m for m in [*OURS, *PEERS] if m in methods} | ({"cart"} if "cart_orders" in methods else set())
+    names = set()
+    for dataset in pieces:
+        kept = res["datasets"].get(dataset, {}).get("methods", {})
+        names |= {m for m in [*OURS, *PEERS] if m not in kept}
+        if sum(k.startswith("cart_order_") for k in kept) < cfg["cart_orders"]:
+            names.add("cart")
+    return names
 
 
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
-    render = "--render" in argv                  # tables, verdicts and plots from the JSON alone
-    resume = "--resume" in argv                  # keep the methods the JSON already holds
+    own = argparse.ArgumentParser(add_help=False, allow_abbrev=False)   # the options core.py's parser lacks
+    own.add_argument("--render", action="store_true")     # tables, verdicts and plots from the JSON alone
+    own.add_argument("--resume", action="store_true")     # keep the methods the JSON already holds
+    own.add_argument("--files", type=int, default=1)      # synthetic files per method
+    own.add_argument("--methods", nargs="+", default=None)   # run only these, keep the others
+    mine, rest = own.parse_known_args(argv)
+    render, resume, methods = mine.render, mine.resume, mine.methods
     args, out, pieces, max_wait = parse_arguments(
-        [a for a in argv if a not in ("--render", "--resume")], __doc__.split("\n")[0], "peers", DATASETS,
-        "3 CART orders, CTGAN 30 steps, our sampler 400 sweeps, BART 50 trees and 50 draws")
+        rest, __doc__.split("\n")[0], "peers", DATASETS,
+        "3 CART orders, CTGAN 30 steps, our sampler 400 sweeps, BART 50 trees and 50 draws, TabularARGN 1 minute")
     md_path = HERE / "RESULTS.md" if out == HERE / "results" / "peers" else out.with_suffix(".md")
     if render:
         res = json.loads(out.with_suffix(".json").read_text())
         draw(res, out)
         md_path.write_text(markdown(res, out, md_path))
         return
-    if not PEER_PYTHON.exists():
-        sys.exit("no peer environment: run `bash benchmarks/peers/setup.sh` first")
-    cfg = QUICK if args.quick else FULL
-    res = {"quick": args.quick, "config": cfg, "machine": machine(), "peer_versions": peer_versions(),
-           "datasets": {}, "runs": {}}
+    if mine.files < 1:
+        sys.exit("--files must be at least 1")
+    known = [*OURS, *PEERS, "cart_orders"]
+    if methods and set(methods) - set(known):
+        sys.exit(f"unknown method(s) {', '.join(sorted(set(methods) - set(known)))}; use {', '.join(known)}")
+    cfg = dict(QUICK if args.quick else FULL, files=mine.files)
+    res = {"quick": args.quick, "config": cfg, "machine": machine(), "peer_versions": [],
+           "environment_versions": {}, "datasets": {}, "runs": {}}
     res["machine"]["versions"]["matplotlib"] = version("matplotlib")
-    if (args.only or resume) and out.with_suffix(".json").exists():
+    if (args.only or resume or methods) and out.with_suffix(".json").exists():
         old = json.loads(out.with_suffix(".json").read_text())
-        if old.get("config") != cfg:
+        if not same_settings(old.get("config", {}), cfg):
             sys.exit(f"{out.with_suffix('.json')} was written with other settings; use --out")
-        res["datasets"] = {k: v for k, v in old["datasets"].items() if resume or k not in pieces}
-        res["runs"] = {k: v for k, v in old.get("runs", {}).items() if resume or k not in pieces}
+        res["datasets"] = {k: v for k, v in old["datasets"].items() if resume or methods or k not in pieces}
+        res["runs"] = {k: v for k, v in old.get("runs", {}).items() if resume or methods or k not in pieces}
+        res["environment_versions"] = old.get("environment_versions") or (
+            {".venv-peers": old["peer_versions"]} if old.get("peer_versions") else {})
+    needed = {environment(m) for m in to_run(res, cfg, pieces, methods)} - {None}
+    missing = [env for env in ENVIRONMENTS if env in needed and not python_of(env).exists()]
+    if missing:
+        sys.exit("no peer environment " + ", ".join(f"{env}: run `bash {ENVIRONMENTS[env][0]}` first" for env in missing))
+    for env in needed:                            # the environments this run uses: their versions now
+        res["environment_versions"][env] = environment_versions(env)
+    res["peer_versions"] = res["environment_versions"].get(".venv-peers") or []
 
     def save():
         order = {d: res["datasets"][d] for d in DATASETS if d in res["datasets"]}
@@ -598,7 +815,7 @@ def main(argv=None) -> None:
     for dataset in pieces:
         wait = wait_until_quiet(max_wait) if max_wait > 0 else None
         t0 = time.perf_counter()
-        run_dataset(dataset, cfg, res, save)
+        run_dataset(dataset, cfg, res, save, methods)
         res["runs"][dataset] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                                 "git_commit": res["machine"]["git_commit"],
                                 "seconds": time.perf_counter() - t0, "wait": wait}
