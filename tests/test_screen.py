@@ -1,4 +1,6 @@
 """responses: auto - the screen finds what the copula cannot follow, and BART keeps it."""
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -129,3 +131,24 @@ def test_binary_outcome_by_probit_bart_keeps_a_nonmonotone_effect():
         b = smf.logit("sick ~ age + I(age**2) + x", f).fit(disp=0).params["I(age ** 2)"]
         assert abs(b - real_fit.params["I(age ** 2)"]) < 4 * real_fit.bse["I(age ** 2)"]
         assert b > 0
+
+
+def test_the_choice_is_shown_by_the_command_line_and_the_report(tmp_path, capsys):
+    """The CLI prints the chosen responses with their reason; `mixsynth report --model`
+    carries the screen into the report JSON and page (aggregates only)."""
+    from mixsynth.cli import main
+
+    real = tmp_path / "real.csv"
+    nonlinear_survey(1500, seed=4).to_csv(real, index=False)
+    fast = ["--sweeps", "400", "--burn-in", "200", "--no-progress"]
+    assert main(["fit", str(real), "--model", str(tmp_path / "m.npz"), *fast]) == 0
+    out = capsys.readouterr().out
+    assert "modelled by BART: age (nonlinear in the others" in out and "wage (nonlinear" in out
+    assert main(["sample", str(tmp_path / "m.npz"), "--out", str(tmp_path / "s.csv")]) == 0
+    assert main(["report", str(real), str(tmp_path / "s.csv"), "--model", str(tmp_path / "m.npz"),
+                 "--out", str(tmp_path / "rep")]) == 0
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert report["responses"]["modelled"] == ["age", "wage"]
+    assert report["responses"]["chosen_by"] == "screen"
+    assert {s["name"] for s in report["responses"]["screen"]["scores"]} == {"age", "wage"}
+    assert "Columns modelled by BART" in (tmp_path / "rep" / "report.html").read_text()
