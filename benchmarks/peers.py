@@ -95,7 +95,7 @@ COLUMNS = [  # (key in a method's scores, table heading, digits)
     ("mean_cio", "mean CIO", 3), ("mean_std_sq_diff", "mean std. sq. diff.", 2),
     ("max_cramers_v_drop", "max V drop", 3),
     ("exact_copies", "exact copies", 0), ("max_attribute_lift", "attr. lift", 3),
-    ("pmse_ratio", "pMSE ratio", 2), ("dcr_share_below_holdout_q05", "DCR share < q05", 3),
+    ("pmse_ratio", "pMSE ratio", 2), ("propensity_auc", "GBM propensity AUC", 3), ("dcr_share_below_holdout_q05", "DCR share < q05", 3),
     ("min_tstr_difference", "TSTR diff.", 3), ("max_outlier_r2", "outlier R²", 3),
     ("anonymeter_singling_out", "anon. singling out", 3), ("anonymeter_linkability", "anon. linkability", 3),
     ("anonymeter_max_inference", "anon. inference", 3),
