@@ -53,6 +53,7 @@ MIN_GAIN = 0.02
 MIN_Z = 3.0
 MAX_SCREENED = 5
 FOLDS = 5
+MIN_ROWS = 100            # observed rows a column needs to be screened (5 folds of early-stopped boosting)
 CANDIDATE_KINDS = ("ordinal", "count", "continuous", "date")
 
 
@@ -224,7 +225,7 @@ def _screen(spec: TableSpec, values: dict[str, np.ndarray], seed: int) -> Respon
     fits, raw = {}, {}
     for col in candidates:
         y = sub[col.name]
-        if np.unique(y[~np.isnan(y)]).size < 2:
+        if np.unique(y[~np.isnan(y)]).size < 2 or np.count_nonzero(~np.isnan(y)) < MIN_ROWS:
             continue
         fits[col.name], *raw[col.name] = _fit_column(col.name, blocks, y, seed)
     passing = sorted((name for name, (_, gain, z) in raw.items()
