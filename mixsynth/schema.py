@@ -312,9 +312,22 @@ def model_view(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
         if col.kind == "date" or col.decimal:
             out[col.name] = column_numbers(frame[col.name], col)
         elif col.merged:
+            keys = {_level_key(v): v for v in col.levels}
             s = frame[col.name].astype(object)
-            out[col.name] = s.where(s.isna() | s.isin(col.levels), OTHER)
+            out[col.name] = s.map(lambda v: v if pd.isna(v) else keys.get(_level_key(v), OTHER))
     return out
+
+
+def _level_key(v):
+    """A level's identity across files: numbers and number text (2, 2.0, "2.0") as one float,
+    other text as itself. A numeric coded column with `other` is read back as text, so the
+    synthetic "2.0" must meet the real 2.0."""
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return float(v)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return v
 
 
 def from_codes(values: dict[str, np.ndarray], spec: TableSpec) -> pd.DataFrame:

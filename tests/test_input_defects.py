@@ -286,3 +286,17 @@ def test_report_runs_without_a_spec_and_says_what_a_spec_adds(tmp_path, capsys):
     assert "would add: cross-tabulations, group statistics, regressions" in printed.out
     assert (tmp_path / "rep" / "report.json").exists() and not (tmp_path / "rep" / "decision.json").exists()
     assert_no_secret(tmp_path, printed.out, printed.err, inputs=(real_path,))
+
+
+def test_report_meets_numeric_codes_read_back_as_text():
+    """A numeric coded categorical with a rare code comes back as text (its codes and
+    `other`); the report's view must see the synthetic "2.0" as the real 2.0, or every
+    synthetic row is `other` and the propensity model separates the files perfectly."""
+    from mixsynth.schema import OTHER, model_view
+
+    real = pd.DataFrame({"status": [2.0] * 40 + [3.0] * 30 + [8.0], "x": np.arange(71.0)})
+    spec = infer_spec(real, {"columns": {"status": {"kind": "categorical"}}})
+    synthetic = pd.DataFrame({"status": ["2.0"] * 30 + ["3.0"] * 40 + ["other"], "x": np.arange(71.0)})
+    seen = model_view(synthetic, spec)["status"]
+    assert seen.tolist() == [2.0] * 30 + [3.0] * 40 + [OTHER]
+    assert model_view(real, spec)["status"].tolist() == [2.0] * 40 + [3.0] * 30 + [OTHER]
