@@ -314,7 +314,7 @@ def model_view(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
         elif col.merged:
             keys = {_level_key(v): v for v in col.levels}
             s = frame[col.name].astype(object)
-            out[col.name] = s.map(lambda v: v if pd.isna(v) else keys.get(_level_key(v), OTHER))
+            out[col.name] = s.map(lambda v: v if pd.isna(v) else keys.get(_level_key(v), OTHER)).astype(object)
     return out
 
 

@@ -300,3 +300,5 @@ def test_report_meets_numeric_codes_read_back_as_text():
     seen = model_view(synthetic, spec)["status"]
     assert seen.tolist() == [2.0] * 30 + [3.0] * 40 + [OTHER]
     assert model_view(real, spec)["status"].tolist() == [2.0] * 40 + [3.0] * 30 + [OTHER]
+    numeric_only = model_view(pd.DataFrame({"status": [2.0, 3.0], "x": [0.0, 1.0]}), spec)["status"]
+    assert numeric_only.dtype == object      # one kind for every file, whatever levels it holds
