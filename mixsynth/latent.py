@@ -133,12 +133,13 @@ def initial_latent(cons: Constraints) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def _draw_column(z, mu, s, j, kind, order, order_ptr, groups, group_ptr, missing, missing_ptr,
+def _draw_column(z, mu, s, step, j, kind, order, order_ptr, groups, group_ptr, missing, missing_ptr,
                  codes, code_row, code_level, state):
-    """Draw latent column ``j`` (z, (n,), in place) from N(mu, s^2) under its constraints."""
+    """Draw latent column ``j`` (z, (n,), in place) from N(mu_i, s_i^2) under its
+    constraints; row i's sd is s[i * step] (step 0: one sd for the column, 1: one a row)."""
     for t in range(missing_ptr[j], missing_ptr[j + 1]):
         i = missing[t]
-        z[i] = mu[i] + s * std_normal(state, j)
+        z[i] = mu[i] + s[i * step] * std_normal(state, j)
     if kind[j] == LEVEL:
         row = codes[code_row[j]]
         level = code_level[j]
@@ -147,9 +148,9 @@ def _draw_column(z, mu, s, j, kind, order, order_ptr, groups, group_ptr, missing
             if c < 0:
                 continue
             if c == level:
-                z[i] = truncnorm(mu[i], s, 0.0, np.inf, state, j)
+                z[i] = truncnorm(mu[i], s[i * step], 0.0, np.inf, state, j)
             else:
-                z[i] = truncnorm(mu[i], s, -np.inf, 0.0, state, j)
+                z[i] = truncnorm(mu[i], s[i * step], -np.inf, 0.0, state, j)
         return
     base = order_ptr[j]
     g0 = group_ptr[j]
@@ -168,7 +169,7 @@ def _draw_column(z, mu, s, j, kind, order, order_ptr, groups, group_ptr, missing
         new_lo = -np.inf
         for t in range(a, b):
             i = order[t]
-            v = truncnorm(mu[i], s, lo, hi, state, j)
+            v = truncnorm(mu[i], s[i * step], lo, hi, state, j)
             z[i] = v
             if v > new_lo:
                 new_lo = v
@@ -180,11 +181,13 @@ def update_latent(Zt, Mt, sd, kind, order, order_ptr, groups, group_ptr,
                   missing, missing_ptr, codes, code_row, code_level, state):
     """Draw every latent cell from its truncated-normal full conditional, in place.
 
-    Zt, Mt: (p, n) latent values and their conditional means; sd: (p,) conditional sds;
-    state: (p, 8) generator streams, one per column. Columns run in parallel.
+    Zt, Mt: (p, n) latent values and their conditional means; sd: (p, 1) conditional sds,
+    or (p, n) one a cell; state: (p, 8) generator streams, one per column. Columns run in
+    parallel.
     """
+    step = 1 if sd.shape[1] > 1 else 0
     for j in nb.prange(Zt.shape[0]):
-        _draw_column(Zt[j], Mt[j], sd[j], j, kind, order, order_ptr, groups, group_ptr,
+        _draw_column(Zt[j], Mt[j], sd[j], step, j, kind, order, order_ptr, groups, group_ptr,
                      missing, missing_ptr, codes, code_row, code_level, state)
 
 
@@ -207,6 +210,7 @@ def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, kind, order, 
     k = U.shape[1]
     mu = np.empty(n)
     old = np.empty(n)
+    sd = np.empty(1)
     for j in range(p):
         z = Zt[j]
         d = prec[j]
@@ -220,7 +224,8 @@ def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, kind, order, 
             r = d * (z[i] - a) - d * dot
             mu[i] = z[i] - r / q
             old[i] = z[i]
-        _draw_column(z, mu, 1.0 / np.sqrt(q), j, kind, order, order_ptr, groups, group_ptr,
+        sd[0] = 1.0 / np.sqrt(q)
+        _draw_column(z, mu, sd, 0, j, kind, order, order_ptr, groups, group_ptr,
                      missing, missing_ptr, codes, code_row, code_level, state)
         lam = Lambda[j]
         for i in range(n):
@@ -232,7 +237,10 @@ def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, kind, order, 
 
 def draw_latent(Zt: np.ndarray, Mt: np.ndarray, sd: np.ndarray, cons: Constraints,
                 state: np.ndarray) -> None:
-    """Update ``Zt`` (p, n) in place given means ``Mt`` (p, n) and sds ``sd`` (p,)."""
+    """Update ``Zt`` (p, n) in place given means ``Mt`` (p, n) and sds ``sd``: (p,) one a
+    column, or (p, n) one a cell."""
+    sd = np.asarray(sd, dtype=float)
+    sd = np.ascontiguousarray(sd[:, None] if sd.ndim == 1 else sd)
     with nb.parallel_chunksize(1):  # columns differ in cost: hand them out one at a time
         update_latent(Zt, Mt, sd, *cons.kernel_args, state)
 
@@ -249,13 +257,15 @@ def update_latent_full(Zt, R, Q, kind, order, order_ptr, groups, group_ptr, miss
     p, n = Zt.shape
     mu = np.empty(n)
     old = np.empty(n)
+    sd = np.empty(1)
     for j in range(p):
         z = Zt[j]
         q = Q[j, j]
         for i in range(n):
             mu[i] = z[i] - R[i, j] / q
             old[i] = z[i]
-        _draw_column(z, mu, 1.0 / np.sqrt(q), j, kind, order, order_ptr, groups, group_ptr,
+        sd[0] = 1.0 / np.sqrt(q)
+        _draw_column(z, mu, sd, 0, j, kind, order, order_ptr, groups, group_ptr,
                      missing, missing_ptr, codes, code_row, code_level, state)
         col = Q[j]
         for i in range(n):

@@ -403,7 +403,8 @@ class CopulaSynthesizer:
                                        [arrays[f"joint/margin/{r}"] for r in range(n_margins)])
         if "responses" in stages:
             self.responses_ = [
-                ResponseModel.from_state(r, {key: arrays[f"response/{i}/{key}"] for key in ("sigma2", "forests")})
+                ResponseModel.from_state(r, {key: arrays[f"response/{i}/{key}"]
+                                             for key in ("sigma2", "forests", "variance") if f"response/{i}/{key}" in arrays})
                 for i, r in enumerate(meta["responses"])]
         self.marginals_ = {
             name: marginal_from_state(m["meta"], {a: arrays[f"marginal/{name}/{a}"] for a in m["arrays"]})

@@ -81,26 +81,30 @@ def test_responses_none_list_and_conflicts():
 
 @pytest.fixture(scope="module")
 def survey_fits():
-    """Defaults (responses: auto) and the copula alone on one nonlinear survey."""
+    """Defaults (responses: auto, the default budget) and the copula alone (a short budget:
+    it only has to show what is lost) on one nonlinear survey."""
     real = nonlinear_survey(3000, seed=0)
-    auto = CopulaSynthesizer(infer_spec(real), SHORT, seed=0).fit(real)
+    auto = CopulaSynthesizer(infer_spec(real), SamplerSettings(), seed=0).fit(real)
     alone = CopulaSynthesizer(infer_spec(real, {"responses": "none"}), SHORT, seed=0).fit(real)
     return real, auto, alone
 
 
 def test_defaults_recover_a_quadratic_an_interaction_and_a_nonmonotone_category(survey_fits, tmp_path):
-    """Nothing declared: the wage regression's quadratic and female x age interaction and
-    married's rise and fall with age come back; the copula alone loses them.
-    Over table and fit seeds 0-3 the weakest wage term scored 0.49-0.58 and married's
-    quadratic 0.09-0.41 (age given marital status is homoskedastic BART, which gives each
-    group one spread); the copula alone scores -11 and -5 on the two quadratics."""
+    """Nothing declared: every term of the wage regression (its quadratic, the female x age
+    interaction, the marital groups) overlaps the real interval by at least 0.5 over 5
+    files, on converged chains, and married's rise and fall with age comes back; the copula
+    alone loses both quadratics. Measured over tables 0-3 (benchmarks/nonlinear.py): the
+    weakest wage term 0.65-0.71 (0.58 with one error variance for every row), married's
+    quadratic 0.25-0.45: age given marital status keeps each group's mean and spread but
+    not its skew. The copula alone scores -11 and -5 on the two quadratics."""
     real, auto, alone = survey_fits
+    assert auto.convergence_["rhat_max"] <= 1.05 and auto.convergence_["ess_bulk_min"] >= 100
     real = with_married(real)
     files = [with_married(f) for f in auto.sample_many(5, seed=1)]
     wage = term_overlaps(real, files, WAGE)
     married = term_overlaps(real, files, MARRIED)
-    assert wage.drop("Intercept").min() > 0.35, wage
-    assert married.min() > 0.0, married
+    assert wage.min() >= 0.5, wage
+    assert married["age"] >= 0.5 and married["I(age ** 2)"] > 0.2, married
     flat = [with_married(f) for f in alone.sample_many(5, seed=1)]
     assert term_overlaps(real, flat, WAGE)["I(age ** 2)"] < 0
     assert term_overlaps(real, flat, MARRIED)["I(age ** 2)"] < 0
