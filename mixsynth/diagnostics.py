@@ -43,11 +43,21 @@ def convergence(Lambda: np.ndarray, sigma2: np.ndarray, columns: list) -> dict:
     sigma2 (chains, T, p); ``columns`` are the latent columns (LatentColumn).
 
     Returns a JSON-ready summary: worst and median values and the worst entries' names;
-    values are None when undefined (fewer than 4 draws per sequence).
+    values are None when undefined (fewer than 4 draws per sequence). With no entry to
+    judge (a copula of one column, the rest modelled by BART given it) there is nothing
+    to mix: R-hat 1 and every draw effective, said so in ``note``.
     """
     names = [c.name for c in columns]
-    C = copula_correlation(Lambda, sigma2)
     iu = identified_pairs(columns)
+    if not iu[0].size:
+        draws = int(np.prod(sigma2.shape[:2]))
+        return {"entries": 0, "chains": int(sigma2.shape[0]), "draws_per_chain": int(sigma2.shape[1]),
+                "rhat_max": 1.0, "rhat_median": 1.0, "share_rhat_below_1_01": 1.0,
+                "ess_bulk_min": float(draws), "ess_bulk_median": float(draws),
+                "ess_tail_min": float(draws), "ess_tail_median": float(draws),
+                "worst_rhat": {}, "lowest_ess": {},
+                "note": "no correlation of the copula to estimate: it holds one column"}
+    C = copula_correlation(Lambda, sigma2)
     entries = C[:, :, iu[0], iu[1]]                              # (chains, T, m)
     chains, T = entries.shape[:2]
     if chains == 1:   # R-hat needs two sequences: compare the chain's halves

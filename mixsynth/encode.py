@@ -41,18 +41,19 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
     patterns: dict[bytes, list[str]] = {}
     for col in spec.columns:
         gap = np.isnan(values[col.name])
-        if gap.sum() >= MIN_BLANK_ROWS and not (col.modelled_as == "categorical" and method == "rpl"):
+        copula_categorical = col.modelled_as == "categorical" and method == "rpl" and col.name not in responses
+        if gap.sum() >= MIN_BLANK_ROWS and not copula_categorical:   # its blanks go with the joint
             patterns.setdefault(np.packbits(gap).tobytes(), []).append(col.name)
     spelled = _spelled_blanks(spec, values, patterns, responses)
     first = {names[0]: tuple(names) for key, names in patterns.items() if key not in spelled}
     followers = {name: (tuple(patterns[key]), when) for key, (name, when) in spelled.items()}
     out = []
     for col in spec.columns:
-        if col.modelled_as == "categorical" and method == "rpl":
-            out += [LatentColumn(f"{col.name}={lv}", col.name, "level", i) for i, lv in enumerate(col.levels)]
-            continue
         if col.name in responses:
             pass   # modelled by BART; only its missingness indicator stays
+        elif col.modelled_as == "categorical" and method == "rpl":
+            out += [LatentColumn(f"{col.name}={lv}", col.name, "level", i) for i, lv in enumerate(col.levels)]
+            continue
         elif col.modelled_as == "categorical":
             out += [LatentColumn(f"{col.name}={lv}", col.name, "dummy", i)
                     for i, lv in enumerate(col.levels) if i > 0]

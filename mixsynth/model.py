@@ -24,8 +24,8 @@ from .sampler import SamplerSettings, choose_factors, run_chain, run_chains
 from .schema import TableSpec, from_codes, infer_spec, to_codes
 from .tableio import InputError
 from .rules import check_rules, rules_hold
-from .screen import ResponseScreen, screen_responses
-from .responses import BartSettings, Design, ResponseModel, fit_response
+from .screen import MAX_RESPONSE_LEVELS, ResponseScreen, screen_responses
+from .responses import BartSettings, CategoricalResponse, Design, ResponseModel, fit_any, response_from_state
 from .synthesis import CategoricalJoint, Draw, latent_rows, uniforms
 
 FORMAT = "mixsynth-model/1"
@@ -36,7 +36,7 @@ PARALLEL_RESPONSE_ROWS = 20_000  # rows x responses above which BART fits run in
 
 def response_order(spec: TableSpec) -> tuple[str, ...]:
     """The responses in modelling order (``spec.responses``; none for "none"). Each must
-    be an ordered or binary column. A spec with ``responses: auto`` is resolved by the
+    be an ordered or binary column, or a categorical of at most MAX_RESPONSE_LEVELS levels. A spec with ``responses: auto`` is resolved by the
     fit's screen first (``CopulaSynthesizer.spec_``)."""
     if spec.responses == "auto":
         raise ValueError("responses: auto is resolved by the fit; use the fitted model's spec_")
@@ -46,9 +46,10 @@ def response_order(spec: TableSpec) -> tuple[str, ...]:
             raise InputError(f"responses name column '{name}', which is not modelled; "
                              f"use one of {spec.names}")
         col = spec.column(name)
-        if col.modelled_as == "categorical" and len(col.levels) > 2:
-            raise InputError(f"response '{name}' is an unordered categorical; BART responses "
-                             "must be binary, ordinal, count or continuous: change its role or kind")
+        if col.modelled_as == "categorical" and len(col.levels) > MAX_RESPONSE_LEVELS:
+            raise InputError(f"response '{name}' is a categorical of {len(col.levels)} levels; a BART "
+                             f"response takes at most {MAX_RESPONSE_LEVELS} (one probit forest a level): "
+                             "leave it to the copula (drop it from the responses)")
     if len(set(order)) < len(order):
         raise InputError("responses list a column twice")
     return order
@@ -68,7 +69,7 @@ class CopulaSynthesizer:
 
     Fitted attributes: ``spec_``, ``columns_`` (latent columns), ``factors_``, ``draws_``
     (alpha (C, T, p), Lambda (C, T, p, k), sigma2 (C, T, p)), ``marginals_``, ``joint_``,
-    ``responses_`` (ResponseModel per response), ``n_rows_``, ``convergence_``.
+    ``responses_`` (ResponseModel, or CategoricalResponse, per response), ``n_rows_``, ``convergence_``.
     """
 
     def __init__(self, spec: TableSpec | None = None, settings: SamplerSettings | None = None,
@@ -168,8 +169,10 @@ class CopulaSynthesizer:
 
     @staticmethod
     def _fit_responses(spec: TableSpec, values: dict, responses: tuple[str, ...],
-                       seed: np.random.SeedSequence, workers: int | None = None) -> list[ResponseModel]:
-        """Rank-likelihood BART (probit BART for a binary) for each response given the
+                       seed: np.random.SeedSequence, workers: int | None = None
+                       ) -> list[ResponseModel | CategoricalResponse]:
+        """Rank-likelihood BART (probit BART for a binary, continuation-ratio probit BART
+        for an unordered categorical) for each response given the
         copula columns and the responses before it. The fits are independent (each sees
         real values only), so they run in up to ``workers`` processes (None: one per core)
         once the rows times responses make that pay (PARALLEL_RESPONSE_ROWS)."""
@@ -181,14 +184,15 @@ class CopulaSynthesizer:
         jobs = []
         for i, (name, s) in enumerate(zip(responses, seed.spawn(len(responses)))):
             design = Design.from_values(values, base + list(responses[:i]), unordered)
-            jobs.append((name, values[name], design.matrix(values), design, settings, s,
-                         spec.column(name).kind == "binary"))
+            col = spec.column(name)
+            kind = "categorical" if col.modelled_as == "categorical" else col.kind
+            jobs.append((name, values[name], design.matrix(values), design, settings, s, kind))
         n = len(values[responses[0]])
         workers = min(len(jobs), workers or os.cpu_count() or 1)
         if workers < 2 or n * len(jobs) < PARALLEL_RESPONSE_ROWS:
-            return [fit_response(*job) for job in jobs]
+            return [fit_any(*job) for job in jobs]
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            return list(pool.map(fit_response, *zip(*jobs)))
+            return list(pool.map(fit_any, *zip(*jobs)))
 
     def response_summary(self) -> dict:
         """Which columns BART models and why, for reports and records (aggregates only):
@@ -403,8 +407,8 @@ class CopulaSynthesizer:
                                        [arrays[f"joint/margin/{r}"] for r in range(n_margins)])
         if "responses" in stages:
             self.responses_ = [
-                ResponseModel.from_state(r, {key: arrays[f"response/{i}/{key}"]
-                                             for key in ("sigma2", "forests", "variance") if f"response/{i}/{key}" in arrays})
+                response_from_state(r, {key.split("/", 2)[2]: arr for key, arr in arrays.items()
+                                        if key.startswith(f"response/{i}/")})
                 for i, r in enumerate(meta["responses"])]
         self.marginals_ = {
             name: marginal_from_state(m["meta"], {a: arrays[f"marginal/{name}/{a}"] for a in m["arrays"]})

@@ -55,6 +55,7 @@ MAX_SCREENED = 5
 FOLDS = 5
 MIN_ROWS = 100            # observed rows a column needs to be screened (5 folds of early-stopped boosting)
 CANDIDATE_KINDS = ("ordinal", "count", "continuous", "date")
+MAX_RESPONSE_LEVELS = 8   # a categorical of more levels stays in the copula (one probit forest a level)
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,18 @@ class ResponseScreen:
         return cls(tuple(d["order"]), tuple(ColumnScore(**s) for s in d["scores"]), d["rows"])
 
 
+def _candidate(col) -> bool:
+    """Whether the screen looks at a column: ordered kinds, binaries, and categoricals of
+    at most MAX_RESPONSE_LEVELS levels."""
+    if col.modelled_as == "categorical":
+        return len(col.levels) <= MAX_RESPONSE_LEVELS
+    return col.kind in CANDIDATE_KINDS
+
+
 def regression_outcomes(spec: TableSpec) -> list[str]:
     """Modelled columns named on the left of ``report.regressions`` formulas, in order.
-    Unordered categoricals with more than two levels are left out (BART takes no such
-    response)."""
+    Categoricals of more than MAX_RESPONSE_LEVELS levels are left out (one probit forest a
+    level)."""
     names = set(spec.names)
     out = []
     for reg in ((spec.extra.get("report") or {}).get("regressions") or []):
@@ -110,7 +119,7 @@ def regression_outcomes(spec: TableSpec) -> list[str]:
         for token in _identifiers(lhs):
             if token in names and token not in out:
                 col = spec.column(token)
-                if col.modelled_as != "categorical" or len(col.levels) == 2:
+                if col.modelled_as != "categorical" or len(col.levels) <= MAX_RESPONSE_LEVELS:
                     out.append(token)
     return out
 
@@ -153,55 +162,88 @@ def _blocks(spec: TableSpec, values: dict[str, np.ndarray]) -> dict[str, np.ndar
 
 @dataclass
 class _Fit:
-    """Out-of-fold fits of one column: folds [(test rows, linear, boosted)], targets."""
+    """Out-of-fold fits of one column: folds [(test rows, linear, boosted per target
+    column)], targets (n, L)."""
     target: np.ndarray
     rows: np.ndarray
     features: list[str]
     folds: list
 
 
-def _fit_column(name: str, blocks: dict[str, np.ndarray], values: np.ndarray, seed: int):
+def _targets(col, y: np.ndarray) -> np.ndarray:
+    """(observed rows, L) what the screen predicts: the normal scores of an ordered column
+    (L = 1), the 0/1 indicator of a binary's upper value (L = 1, a declared outcome), or
+    one 0/1 indicator a level of a categorical (L = K)."""
+    y = y[~np.isnan(y)]
+    if col.modelled_as == "categorical":
+        return np.column_stack([(y == level).astype(float) for level in range(len(col.levels))])
+    if col.kind == "binary":
+        return (y == y.max()).astype(float)[:, None]
+    return normal_scores(y)[:, None]
+
+
+def _fit_column(col, blocks: dict[str, np.ndarray], values: np.ndarray, seed: int,
+                ordered: set[str]):
+    """Out-of-fold fits of one column's targets on the other columns' blocks; for a
+    categorical the boosting sees only the ``ordered`` columns' blocks, since the
+    categorical joint already keeps how it goes with the other categoricals."""
     ok = ~np.isnan(values)
     rows = np.flatnonzero(ok)
-    t = normal_scores(values)[ok]
-    features = [c for c in blocks if c != name]
+    T = _targets(col, values)
+    features = [c for c in blocks if c != col.name]
+    if col.modelled_as == "categorical":
+        features = [c for c in features if c in ordered] + [c for c in features if c not in ordered]
     X = np.column_stack([blocks[c][ok] for c in features])
-    lin_pred, boost_pred = np.zeros(t.size), np.zeros(t.size)
+    width = (sum(blocks[c].shape[1] for c in features if c in ordered)
+             if col.modelled_as == "categorical" else X.shape[1])
+    lin_pred, boost_pred = np.zeros(T.shape), np.zeros(T.shape)
     folds = []
     for train, test in KFold(FOLDS, shuffle=True, random_state=seed).split(X):
-        lin = Ridge(alpha=1e-3).fit(X[train], t[train])
-        boost = HistGradientBoostingRegressor(
+        lin = Ridge(alpha=1e-3).fit(X[train], T[train])
+        resid = T[train] - _linear(lin, X[train])
+        boosts = [HistGradientBoostingRegressor(
             learning_rate=0.1, max_iter=200, max_leaf_nodes=8, min_samples_leaf=40, early_stopping=True,
             validation_fraction=0.2, n_iter_no_change=10, random_state=seed,
-        ).fit(X[train], t[train] - lin.predict(X[train]))
-        lin_pred[test] = lin.predict(X[test])
-        boost_pred[test] = lin_pred[test] + boost.predict(X[test])
-        folds.append((test, lin, boost))
-    var = t.var()
-    diff = (t - lin_pred) ** 2 - (t - boost_pred) ** 2
+        ).fit(X[train, :width], resid[:, l]) for l in range(T.shape[1])]
+        lin_pred[test] = _linear(lin, X[test])
+        boost_pred[test] = _predict(lin, boosts, X[test])
+        folds.append((test, lin, boosts))
+    var = T.var(axis=0).sum()
+    diff = (((T - lin_pred) ** 2) - ((T - boost_pred) ** 2)).sum(axis=1)
     gain = diff.mean() / var
     se = diff.std() / np.sqrt(diff.size) / var
-    linear_r2 = 1.0 - ((t - lin_pred) ** 2).mean() / var
-    fit = _Fit(t, rows, features, folds)
+    linear_r2 = 1.0 - ((T - lin_pred) ** 2).sum(axis=1).mean() / var
+    fit = _Fit(T, rows, features, folds)
     return fit, float(linear_r2), float(gain), float(gain / se) if se > 0 else 0.0
 
 
+def _linear(lin, X: np.ndarray) -> np.ndarray:
+    """(rows, L) linear predictions (Ridge returns (rows,) for a one-column target)."""
+    return lin.predict(X).reshape(X.shape[0], -1)
+
+
+def _predict(lin, boosts, X: np.ndarray) -> np.ndarray:
+    """(rows, L) the linear fit plus the boosting of its residuals (on the first features)."""
+    width = boosts[0].n_features_in_
+    return _linear(lin, X) + np.column_stack([b.predict(X[:, :width]) for b in boosts])
+
+
 def _importance(fit: _Fit, blocks: dict[str, np.ndarray], predictor: str, rng: np.random.Generator) -> float:
-    """Out-of-fold loss in explained share of ``fit``'s target when ``predictor``'s
+    """Out-of-fold loss in explained share of ``fit``'s targets when ``predictor``'s
     feature block is permuted."""
     X = np.column_stack([blocks[c][fit.rows] for c in fit.features])
     start = sum(blocks[c].shape[1] for c in fit.features[:fit.features.index(predictor)])
     width = blocks[predictor].shape[1]
     loss = 0.0
-    for test, lin, boost in fit.folds:
+    for test, lin, boosts in fit.folds:
         Xt = X[test]
-        base = lin.predict(Xt) + boost.predict(Xt)
+        base = _predict(lin, boosts, Xt)
         Xp = Xt.copy()
         Xp[:, start:start + width] = Xt[rng.permutation(len(test)), start:start + width]
-        perm = lin.predict(Xp) + boost.predict(Xp)
+        perm = _predict(lin, boosts, Xp)
         t = fit.target[test]
         loss += ((t - perm) ** 2).sum() - ((t - base) ** 2).sum()
-    return float(loss / fit.target.size / fit.target.var())
+    return float(loss / fit.target.shape[0] / fit.target.var(axis=0).sum())
 
 
 def screen_responses(spec: TableSpec, values: dict[str, np.ndarray], seed: int = 0) -> ResponseScreen:
@@ -220,14 +262,14 @@ def _screen(spec: TableSpec, values: dict[str, np.ndarray], seed: int) -> Respon
     rows = np.sort(rng.choice(n, SCREEN_ROWS, replace=False)) if n > SCREEN_ROWS else np.arange(n)
     sub = {name: values[name][rows] for name in spec.names}
     blocks = _blocks(spec, sub)
-    candidates = [c for c in spec.columns
-                  if (c.kind in CANDIDATE_KINDS and c.modelled_as == "rank") or c.name in outcomes]
+    candidates = [c for c in spec.columns if c.name in outcomes or _candidate(c)]
+    ordered = {c.name for c in spec.columns if c.modelled_as == "rank"}
     fits, raw = {}, {}
     for col in candidates:
         y = sub[col.name]
         if np.unique(y[~np.isnan(y)]).size < 2 or np.count_nonzero(~np.isnan(y)) < MIN_ROWS:
             continue
-        fits[col.name], *raw[col.name] = _fit_column(col.name, blocks, y, seed)
+        fits[col.name], *raw[col.name] = _fit_column(col, blocks, y, seed, ordered)
     passing = sorted((name for name, (_, gain, z) in raw.items()
                       if gain >= MIN_GAIN and z >= MIN_Z and name not in outcomes),
                      key=lambda name: -raw[name][1])
@@ -237,6 +279,15 @@ def _screen(spec: TableSpec, values: dict[str, np.ndarray], seed: int) -> Respon
                   for name in chosen}
     order = tuple(sorted(screened, key=lambda name: -importance[name])) + tuple(
         name for name in outcomes if name in fits)
+    given = {}   # screened column -> (gain, z) given only the columns before it
+    for i, name in enumerate(order):
+        before = [c for c in spec.names if c not in order] + list(order[:i])
+        if name in outcomes or not before:
+            continue
+        _, _, *given[name] = _fit_column(spec.column(name), {c: blocks[c] for c in before + [name]},
+                                         sub[name], seed, ordered)
+    order = tuple(name for name in order if name in outcomes
+                  or (name in given and given[name][0] >= MIN_GAIN and given[name][1] >= MIN_Z))
     scores = []
     for col in candidates:
         if col.name not in raw:
@@ -244,6 +295,11 @@ def _screen(spec: TableSpec, values: dict[str, np.ndarray], seed: int) -> Respon
         linear_r2, gain, z = raw[col.name]
         if col.name in outcomes:
             reason = "outcome of a declared regression"
+        elif col.name in screened and col.name not in order:
+            after = (f"{given[col.name][0]:+.3f} given the columns before it in the order"
+                     if col.name in given else "no column comes before it")
+            reason = (f"nonlinear in the others ({gain:+.3f} R^2 over linear), but not in the columns modelled "
+                      f"before it ({after}): left to the copula, the later responses carry the rest")
         elif col.name in screened:
             reason = f"nonlinear in the others: {gain:+.3f} R^2 over linear (z {z:.1f})"
         elif col.name in passing:
