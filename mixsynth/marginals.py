@@ -2,7 +2,8 @@
 
 `EmpiricalMarginal` (binary, ordinal, count columns) returns observed values only;
 `SmoothedMarginal` (continuous columns) returns new numbers from a kernel-smoothed CDF,
-keeping frequent exact values (atoms, e.g. zero incomes) exact. Both save to a small
+keeping frequent exact values (atoms, e.g. zero incomes, and the heaps of a heaped column)
+exact. Both save to a small
 JSON-able dict plus named float arrays (`to_state`) and reload with `marginal_from_state`,
 so a fitted model never needs pickle and never stores the raw confidential column.
 Error messages never quote data values.
@@ -18,6 +19,8 @@ _STEPS_PER_BANDWIDTH = 32  # lattice step of the smoothed CDF, in bandwidths (ca
 _MAX_LATTICE = 2 ** 21
 _KERNEL_REACH = 8.0        # kernels are evaluated within 8 bandwidths; beyond, Phi is 0 or 1
 _TAIL = 4.0                # continuous support: [min - 4h, max + 4h], clipped to the bounds
+HEAP_MIN_ROWS = 5          # in a heaped column, a value held by this many rows is an atom
+HEAPED_SHARE = 0.5         # heaped: at least this share of the rows off the atoms hold such values
 
 
 
@@ -77,7 +80,13 @@ class SmoothedMarginal:
     """Continuous marginal: exact atoms plus a reflected Gaussian-kernel-smoothed CDF.
 
     A value held by at least `atom_share` of the n observed rows is an atom (mass count/n,
-    returned exactly). The other m values get the kernel CDF with Silverman's rule
+    returned exactly). So is, in a heaped column (at least HEAPED_SHARE of the other rows
+    hold a value that HEAP_MIN_ROWS or more rows hold: weights rounded to the pound, wages to the
+    dollar, prices set per state), every value held by HEAP_MIN_ROWS rows or more: smoothing
+    the heaps spreads synthetic values into the gaps between them, where no real value lies,
+    and a classifier told the files apart by that alone (NC births' birth weights, 131
+    distinct values: propensity AUC 0.74 smoothed, 0.50 with the heaps kept). A value held by
+    fewer rows is never returned as such. The other m values get the kernel CDF with Silverman's rule
     h = 0.9 * min(sd, IQR / 1.34) * m^(-1/5) (sd with ddof=1; sd alone if the IQR is 0),
     unless `bandwidth` is given. Kernels are reflected at finite `lower` / `upper`, and the
     continuous support is [min - 4h, max + 4h] clipped to the bounds, so draws stay inside
@@ -118,6 +127,9 @@ class SmoothedMarginal:
 
         distinct, counts = np.unique(x, return_counts=True)
         is_atom = counts >= self.atom_share * self.n_
+        common = ~is_atom & (counts >= HEAP_MIN_ROWS)
+        if counts[common].sum() >= HEAPED_SHARE * counts[~is_atom].sum():   # heaped: heaps come back exact
+            is_atom |= common
         rest = np.sort(x[~np.isin(x, distinct[is_atom])])
         if np.unique(rest).size < 2:
             is_atom[:] = True

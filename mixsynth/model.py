@@ -29,7 +29,8 @@ from .responses import BartSettings, CategoricalResponse, Design, ResponseModel,
 from .synthesis import CategoricalJoint, Draw, latent_rows, uniforms
 
 FORMAT = "mixsynth-model/1"
-MAX_REDRAWS = 20  # rounds of replacement rows for rows breaking an edit rule
+MAX_REDRAWS = 20  # rounds of replacement rows for rows breaking an edit rule or copying a real row
+MAX_COPY_SHARE = 0.05  # copies of real rows above this share of a file are inherent to the table: kept, flagged
 PARALLEL_RESPONSE_ROWS = 20_000  # rows x responses above which BART fits run in processes
                                  # (a spawned process costs a few seconds to start)
 
@@ -53,6 +54,14 @@ def response_order(spec: TableSpec) -> tuple[str, ...]:
     if len(set(order)) < len(order):
         raise InputError("responses list a column twice")
     return order
+
+
+def row_hashes(frame: pd.DataFrame, unique: bool = True) -> np.ndarray:
+    """(rows,) uint64 hash of each row of a model-view table (``from_codes``), sorted and
+    unique with ``unique``. Kept on the model (confidential, like the joint's cells) so
+    synthesis can replace a synthetic row that equals a real one."""
+    h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return np.unique(h) if unique else h
 
 
 class CopulaSynthesizer:
@@ -136,6 +145,7 @@ class CopulaSynthesizer:
         sources = categorical_sources(columns)
         self.joint_ = CategoricalJoint.from_codes(
             level_codes(values, sources), [len(spec.column(s).levels) for s in sources])
+        self.row_hashes_ = row_hashes(from_codes(values, spec))
         return cons
 
     def run_chain(self, frame: pd.DataFrame, chain: int, progress=None) -> dict[str, np.ndarray]:
@@ -241,7 +251,10 @@ class CopulaSynthesizer:
         factors given the categorical combination (see synthesis.latent_rows);
         ``response_draws`` draws BART responses from one stored forest per file instead of
         the posterior mean; ``rules`` are edit rules (mixsynth.rules): rows breaking one are
-        replaced by further rows from the same draw. With ``return_info``, also returns a
+        replaced by further rows from the same draw. So are rows equal to a real row on every
+        column, when they are at most MAX_COPY_SHARE of the file (``copies_replaced`` in the
+        info); above that, most combinations are common in the real file, and the copies are
+        kept and counted (``copies_kept``): removing them would distort it. With ``return_info``, also returns a
         dict with the draw used, the share of rows whose factors were drawn exactly
         (``exact_share``), the share of first-round rows replaced for breaking a rule
         (``rule_rejected_share``) and, for the RL baseline, the share of rows whose dummies
@@ -260,16 +273,27 @@ class CopulaSynthesizer:
             draw = int(np.random.default_rng(pick_seed).integers(self.n_draws_))
         options = (prior_strength, min_cell_count, proposals, gibbs_steps, response_draws)
         frame, info = self._rows(n_rows, draw, row_seed, *options)
-        if rules:
-            ok = rules_hold(frame, rules)
-            info["rule_rejected_share"] = float(1.0 - ok.mean())
+        copies = self._copies(frame)
+        info["copies_replaced"] = int(copies.sum()) if copies.mean() <= MAX_COPY_SHARE else 0
+        replace_copies = info["copies_replaced"] > 0
+        if not replace_copies and copies.any():
+            info["copies_kept"] = int(copies.sum())   # most combinations are common: removing them would bias
+
+        def keep(batch: pd.DataFrame) -> np.ndarray:
+            ok = rules_hold(batch, rules) if rules else np.ones(len(batch), bool)
+            return ok & ~self._copies(batch) if replace_copies else ok
+
+        if rules or replace_copies:
+            ok = keep(frame)
+            if rules:
+                info["rule_rejected_share"] = float(1.0 - rules_hold(frame, rules).mean())
             parts, have = [frame[ok]], int(ok.sum())
             for batch_seed in redraw_seed.spawn(MAX_REDRAWS):
                 if have >= n_rows:
                     break
                 accept = max(ok.mean(), 0.01)
                 batch, _ = self._rows(max(int(1.5 * (n_rows - have) / accept), 200), draw, batch_seed, *options)
-                ok = rules_hold(batch, rules)
+                ok = keep(batch)
                 parts.append(batch[ok])
                 have += int(ok.sum())
             if have < n_rows:
@@ -278,6 +302,14 @@ class CopulaSynthesizer:
             frame = pd.concat(parts, ignore_index=True).iloc[:n_rows]
         info.update(draw=draw)
         return (frame, info) if return_info else frame
+
+    def _copies(self, frame: pd.DataFrame) -> np.ndarray:
+        """(rows,) bool: the synthetic rows equal to a real row on every column (missing
+        equals missing), by the real rows' hashes (a model saved before they were kept: none)."""
+        hashes = getattr(self, "row_hashes_", None)
+        if hashes is None or not len(hashes):
+            return np.zeros(len(frame), bool)
+        return np.isin(row_hashes(frame, unique=False), hashes)
 
     def _rows(self, n_rows: int, draw: int, seed: np.random.SeedSequence, prior_strength, min_cell_count,
               proposals, gibbs_steps, response_draws) -> tuple[pd.DataFrame, dict]:
@@ -365,6 +397,7 @@ class CopulaSynthesizer:
         }
         arrays = {f"draws/{k}": v for k, v in getattr(self, "draws_", {}).items()}
         arrays["joint/cells"], arrays["joint/counts"] = self.joint_.cells, self.joint_.counts
+        arrays["rows/hashes"] = self.row_hashes_
         for r, m in enumerate(self.joint_.margins):
             arrays[f"joint/margin/{r}"] = m
         meta["responses"] = []
@@ -402,6 +435,7 @@ class CopulaSynthesizer:
         if "copula" in stages:
             self.convergence_ = meta["convergence"]
             self.draws_ = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("draws/")}
+        self.row_hashes_ = arrays.get("rows/hashes")
         n_margins = sum(k.startswith("joint/margin/") for k in arrays)
         self.joint_ = CategoricalJoint(arrays["joint/cells"], arrays["joint/counts"],
                                        [arrays[f"joint/margin/{r}"] for r in range(n_margins)])

@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 from scipy.special import ndtr
 
-from mixsynth.marginals import (EmpiricalMarginal, SmoothedMarginal, fit_marginal,
+from mixsynth.marginals import (HEAP_MIN_ROWS, EmpiricalMarginal, SmoothedMarginal, fit_marginal,
                                 marginal_from_state)
 
 
@@ -94,16 +94,38 @@ def test_fit_marginal_smooths_positive_right_skewed_columns_on_the_log_scale():
     assert fit_marginal(rng.lognormal(0.0, 1.0, 500) - 0.5, "continuous").scale == "linear"
 
 
-def test_smoothing_fills_the_gaps_between_repeated_values():
-    # integer data, each value under the atom share: draws must spread across the gaps
+def test_smoothing_fills_the_gaps_between_values_too_rare_to_be_heaps():
+    # 80 integer values, most held by fewer than HEAP_MIN_ROWS rows: not heaped, so the
+    # draws spread across the gaps and no value is returned as it was
     rng = _rng(3)
-    x = rng.integers(0, 40, 2000).astype(float)
+    x = rng.integers(0, 80, 200).astype(float)
+    counts = np.unique(x, return_counts=True)[1]
+    assert counts[counts >= HEAP_MIN_ROWS].sum() < 0.5 * x.size and counts.max() < 0.05 * x.size
     m = SmoothedMarginal(x)
     assert m.atoms_.size == 0 and m.bandwidth_ > 1.0
     y = m.ppf(rng.uniform(size=20_000))
     frac = y - np.floor(y)
-    assert abs(np.mean((frac > 0.25) & (frac < 0.75)) - 0.5) < 0.03
-    assert stats.ks_2samp(np.round(y), x).statistic < 0.05
+    assert abs(np.mean((frac > 0.25) & (frac < 0.75)) - 0.5) < 0.05
+    assert not np.isin(y, x).any()
+
+
+def test_a_heaped_column_keeps_its_heaps_exact_and_smooths_the_rest():
+    # weights to the pound for 90% of the rows (the heaps), measured to 0.01 for the rest:
+    # heaps come back exact with their shares, no value held by fewer than 5 rows comes back
+    rng = _rng(4)
+    n = 4000
+    exact = np.round(rng.normal(170.0, 25.0, n), 2)
+    x = np.where(rng.uniform(size=n) < 0.9, np.round(exact), exact)
+    values, counts = np.unique(x, return_counts=True)
+    heaps = values[counts >= HEAP_MIN_ROWS]
+    m = SmoothedMarginal(x)
+    assert np.array_equal(m.atoms_, heaps)
+    y = m.ppf(rng.uniform(size=100_000))
+    assert abs(np.isin(y, heaps).mean() - np.isin(x, heaps).mean()) < 0.01
+    assert not np.isin(y, values[counts < HEAP_MIN_ROWS]).any()
+    for v in (150.0, 170.0, 190.0):
+        assert abs((y == v).mean() - (x == v).mean()) < 0.004
+    assert stats.ks_2samp(y, x).statistic < 0.02
 
 
 def test_reflection_at_lower_bound_keeps_mass_near_zero():
@@ -155,11 +177,12 @@ def test_silverman_bandwidth_and_iqr_fallback():
     expected = 0.9 * min(x.std(ddof=1), iqr / 1.34) * 500 ** -0.2
     assert SmoothedMarginal(x).bandwidth_ == pytest.approx(expected, rel=1e-12)
     assert SmoothedMarginal(x, bandwidth=0.5).bandwidth_ == 0.5
-    # 950 zeros (atom) + 40 sevens (4% share, not an atom) + 10 others: IQR of the rest is 0
-    rest = np.concatenate([np.full(40, 7.0), np.linspace(1.0, 20.0, 10)])
+    # 995 zeros (atom) + 3 sevens (too few rows to be a heap) + 2 others: IQR of the rest is 0
+    rest = np.array([1.0, 7.0, 7.0, 7.0, 20.0])
     assert np.subtract(*np.percentile(rest, [75, 25])) == 0.0
-    m = SmoothedMarginal(np.concatenate([np.zeros(950), rest]))
-    assert m.bandwidth_ == pytest.approx(0.9 * rest.std(ddof=1) * 50 ** -0.2, rel=1e-12)
+    m = SmoothedMarginal(np.concatenate([np.zeros(995), rest]))
+    assert np.array_equal(m.atoms_, [0.0])
+    assert m.bandwidth_ == pytest.approx(0.9 * rest.std(ddof=1) * 5 ** -0.2, rel=1e-12)
 
 
 def test_capital_gains_keeps_exact_zeros_and_smooths_the_rest():
