@@ -157,7 +157,7 @@ def _stored_forests(fitted) -> int | None:
 
 def bench_model(cfg: dict, real, real_reg: dict, with_responses: bool) -> dict:
     """Fit (a) with responses or (b) the copula alone, synthesize the files, score them.
-    With responses, every ``fit_response`` call the model makes is timed on its own: the
+    With responses, every ``fit_any`` call the model makes is timed on its own: the
     same low-level call (model's Design, 24 predictors for ReadScal1, 24 + ReadScal1 for
     MathScal1), made after the copula's chains have finished."""
     import mixsynth.model as model_module
@@ -172,15 +172,15 @@ def bench_model(cfg: dict, real, real_reg: dict, with_responses: bool) -> dict:
     model = CopulaSynthesizer(spec, settings, method="rpl", seed=cfg["fit_seed"])
 
     bart = []
-    original_fit_response = model_module.fit_response
+    original_fit_any = model_module.fit_any
     marks = {}
 
-    def timed_fit_response(name, y, X, design, bart_settings, seed, probit=False):
+    def timed_fit_any(name, y, X, design, bart_settings, seed, kind):
         if not bart:
             marks["copula_done"] = time.perf_counter()
         snap = cpu_snapshot()
         t0 = time.perf_counter()
-        fitted = original_fit_response(name, y, X, design, bart_settings, seed, probit)
+        fitted = original_fit_any(name, y, X, design, bart_settings, seed, kind)
         wall = time.perf_counter() - t0
         load = other_load(snap, cpu_snapshot())
         s2 = fitted.sigma2
@@ -200,7 +200,7 @@ def bench_model(cfg: dict, real, real_reg: dict, with_responses: bool) -> dict:
         return fitted
 
     snap = cpu_snapshot()
-    model_module.fit_response = timed_fit_response
+    model_module.fit_any = timed_fit_any
     parallel_rows, model_module.PARALLEL_RESPONSE_ROWS = model_module.PARALLEL_RESPONSE_ROWS, float("inf")
     try:
         with TreeMemory() as mem:
@@ -208,7 +208,7 @@ def bench_model(cfg: dict, real, real_reg: dict, with_responses: bool) -> dict:
             model.fit(real)
             wall = time.perf_counter() - t0
     finally:
-        model_module.fit_response = original_fit_response
+        model_module.fit_any = original_fit_any
         model_module.PARALLEL_RESPONSE_ROWS = parallel_rows
     load = other_load(snap, cpu_snapshot())
     conv = model.convergence_
@@ -324,7 +324,7 @@ def markdown(res: dict) -> str:
         if b:
             L.append(f"| Copula fit of (b), 26 columns | {_f(b['fit_seconds'], 1)} s (whole `sample` call "
                      f"{_f(b['synthesis']['sample_seconds_median'])} s) | {_load(b)} | — |")
-        L += ["", "Each BART fit is timed around the `mixsynth.responses.fit_response` call the fit makes "
+        L += ["", "Each BART fit is timed around the `mixsynth.responses.fit_any` call the fit makes "
               "(the model's own `Design`; the copula's chain processes have finished by then). The first "
               f"{a['bart'][0]['settings']['warm_start']} burn-in sweeps are grow-from-root sweeps; "
               f"{a['bart'][0]['stored_forests']} of the kept forests are stored for synthesis. "
