@@ -274,26 +274,27 @@ class CopulaSynthesizer:
         options = (prior_strength, min_cell_count, proposals, gibbs_steps, response_draws)
         frame, info = self._rows(n_rows, draw, row_seed, *options)
         copies = self._copies(frame)
-        info["copies_replaced"] = int(copies.sum()) if copies.mean() <= MAX_COPY_SHARE else 0
-        replace_copies = info["copies_replaced"] > 0
-        if not replace_copies and copies.any():
+        replace_copies = bool(copies.any()) and copies.mean() <= MAX_COPY_SHARE
+        info["copies_replaced"] = int(copies.sum()) if replace_copies else 0
+        if copies.any() and not replace_copies:
             info["copies_kept"] = int(copies.sum())   # most combinations are common: removing them would bias
 
-        def keep(batch: pd.DataFrame) -> np.ndarray:
-            ok = rules_hold(batch, rules) if rules else np.ones(len(batch), bool)
-            return ok & ~self._copies(batch) if replace_copies else ok
+        def keep(batch: pd.DataFrame, batch_copies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """(rows meeting every rule, rows kept: meeting them and, if replaced, no copy)."""
+            rules_ok = rules_hold(batch, rules) if rules else np.ones(len(batch), bool)
+            return rules_ok, rules_ok & ~(batch_copies & replace_copies)
 
         if rules or replace_copies:
-            ok = keep(frame)
+            rules_ok, ok = keep(frame, copies)
             if rules:
-                info["rule_rejected_share"] = float(1.0 - rules_hold(frame, rules).mean())
+                info["rule_rejected_share"] = float(1.0 - rules_ok.mean())
             parts, have = [frame[ok]], int(ok.sum())
             for batch_seed in redraw_seed.spawn(MAX_REDRAWS):
                 if have >= n_rows:
                     break
                 accept = max(ok.mean(), 0.01)
                 batch, _ = self._rows(max(int(1.5 * (n_rows - have) / accept), 200), draw, batch_seed, *options)
-                ok = keep(batch)
+                _, ok = keep(batch, self._copies(batch))
                 parts.append(batch[ok])
                 have += int(ok.sum())
             if have < n_rows:
@@ -306,10 +307,9 @@ class CopulaSynthesizer:
     def _copies(self, frame: pd.DataFrame) -> np.ndarray:
         """(rows,) bool: the synthetic rows equal to a real row on every column (missing
         equals missing), by the real rows' hashes (a model saved before they were kept: none)."""
-        hashes = getattr(self, "row_hashes_", None)
-        if hashes is None or not len(hashes):
+        if self.row_hashes_ is None:
             return np.zeros(len(frame), bool)
-        return np.isin(row_hashes(frame, unique=False), hashes)
+        return np.isin(row_hashes(frame, unique=False), self.row_hashes_)
 
     def _rows(self, n_rows: int, draw: int, seed: np.random.SeedSequence, prior_strength, min_cell_count,
               proposals, gibbs_steps, response_draws) -> tuple[pd.DataFrame, dict]:

@@ -111,8 +111,8 @@ class ResponseScreen:
 
 
 def _candidate(col) -> bool:
-    """Whether the screen looks at a column: ordered kinds, binaries, and categoricals of
-    at most MAX_RESPONSE_LEVELS levels."""
+    """Whether the screen looks at a column: ordered kinds and categoricals of at most
+    MAX_RESPONSE_LEVELS levels (a binary only as a declared outcome)."""
     if col.modelled_as == "categorical":
         return len(col.levels) <= MAX_RESPONSE_LEVELS
     return col.kind in CANDIDATE_KINDS
@@ -219,7 +219,7 @@ def _fit_column(col, blocks: dict[str, np.ndarray], values: np.ndarray, seed: in
             validation_fraction=0.2, n_iter_no_change=10, random_state=seed,
         ).fit(X[train, :width], resid[:, l]) for l in range(T.shape[1])]
         lin_pred[test] = _linear(lin, X[test])
-        boost_pred[test] = _predict(lin, boosts, X[test])
+        boost_pred[test] = lin_pred[test] + _boosted(boosts, X[test])
         folds.append((test, lin, boosts))
     var = T.var(axis=0).sum()
     diff = (((T - lin_pred) ** 2) - ((T - boost_pred) ** 2)).sum(axis=1)
@@ -235,10 +235,15 @@ def _linear(lin, X: np.ndarray) -> np.ndarray:
     return lin.predict(X).reshape(X.shape[0], -1)
 
 
-def _predict(lin, boosts, X: np.ndarray) -> np.ndarray:
-    """(rows, L) the linear fit plus the boosting of its residuals (on the first features)."""
+def _boosted(boosts, X: np.ndarray) -> np.ndarray:
+    """(rows, L) the boosting of the linear fit's residuals (it sees the first features)."""
     width = boosts[0].n_features_in_
-    return _linear(lin, X) + np.column_stack([b.predict(X[:, :width]) for b in boosts])
+    return np.column_stack([b.predict(X[:, :width]) for b in boosts])
+
+
+def _predict(lin, boosts, X: np.ndarray) -> np.ndarray:
+    """(rows, L) the linear fit plus the boosting of its residuals."""
+    return _linear(lin, X) + _boosted(boosts, X)
 
 
 def _importance(fit: _Fit, blocks: dict[str, np.ndarray], predictor: str, rng: np.random.Generator) -> float:
