@@ -4,7 +4,12 @@ Two encodings share every later code path:
 
 * ``"rpl"`` (the extended rank-probit likelihood, the product): an unordered categorical
   with K levels gives K level columns with intercepts; its missing cells leave all K
-  unconstrained and are reproduced through the categorical joint at synthesis.
+  unconstrained and are reproduced through the categorical joint at synthesis. Levels held
+  by under 1% of its rows (LEVEL_COLUMN_SHARE) share one level column when there are two
+  or more: a level of a few rows in many carries little information about the other
+  columns, its probit mixes in about n / n_level sweeps (Johndrow et al. 2019), and each
+  column costs O(n p) a sweep. The categorical joint still holds every level: a synthetic
+  row keeps its own rare level, and the copula's columns follow the pool's.
 * ``"rl"`` (the paper's RL baseline, method.md section 7): the categorical gives K-1
   binary dummies (base level 0 dropped) under the rank likelihood, no intercepts.
 
@@ -28,6 +33,7 @@ from .tableio import InputError
 
 METHODS = ("rpl", "rl")
 MIN_BLANK_ROWS = 10  # blanks in fewer rows get no indicator: the synthetic column has none there
+LEVEL_COLUMN_SHARE = 0.01  # levels of a categorical held by fewer of its rows share one level column
 
 
 def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
@@ -52,7 +58,7 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
         if col.name in responses:
             pass   # modelled by BART; only its missingness indicator stays
         elif col.modelled_as == "categorical" and method == "rpl":
-            out += [LatentColumn(f"{col.name}={lv}", col.name, "level", i) for i, lv in enumerate(col.levels)]
+            out += level_columns(col.name, col.levels, values[col.name])
             continue
         elif col.modelled_as == "categorical":
             out += [LatentColumn(f"{col.name}={lv}", col.name, "dummy", i)
@@ -65,6 +71,31 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
         if col.name in first:
             blanks = first[col.name]
             out.append(LatentColumn(f"{'|'.join(blanks)}:missing", col.name, "missing", blanks=blanks))
+    return out
+
+
+def level_columns(name: str, levels: tuple, y: np.ndarray) -> list[LatentColumn]:
+    """The RPL level columns of categorical ``name`` with model values ``y`` ((n,) codes, NaN
+    missing): one a level, except that levels held by under LEVEL_COLUMN_SHARE of its observed
+    rows, when there are two or more, share one column (named for how many it pools)."""
+    counts = np.bincount(y[~np.isnan(y)].astype(np.int64), minlength=len(levels))
+    rare = np.flatnonzero(counts < LEVEL_COLUMN_SHARE * counts.sum())
+    rare = rare if rare.size >= 2 else rare[:0]
+    out = [LatentColumn(f"{name}={lv}", name, "level", i) for i, lv in enumerate(levels) if i not in rare]
+    if rare.size:
+        out.append(LatentColumn(f"{name}=({rare.size} levels under {LEVEL_COLUMN_SHARE:.0%} of rows)", name,
+                                "level", int(rare[0]), pooled=tuple(int(r) for r in rare)))
+    return out
+
+
+def copula_codes(codes: np.ndarray, columns: list[LatentColumn], sources: list[str]) -> np.ndarray:
+    """Level codes (len(sources), n) as the level columns see them: a pooled level's code
+    becomes the code its shared column is positive for (the column's ``level``)."""
+    out = codes.copy()
+    for c in columns:
+        if c.pooled:
+            r = sources.index(c.source)
+            out[r][np.isin(codes[r], c.pooled)] = c.level
     return out
 
 
@@ -116,6 +147,6 @@ def encode(spec: TableSpec, values: dict[str, np.ndarray], method: str = "rpl",
     columns = latent_columns(spec, values, method, responses)
     sources = categorical_sources(columns)
     rank_values = {c.name: rank_column_values(c, values[c.source]) for c in columns if c.role != "level"}
-    cons = build_constraints(columns, rank_values, level_codes(values, sources),
+    cons = build_constraints(columns, rank_values, copula_codes(level_codes(values, sources), columns, sources),
                              {s: r for r, s in enumerate(sources)})
     return columns, cons

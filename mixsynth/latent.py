@@ -6,8 +6,8 @@ Latent columns are of two kinds:
 * rank columns (binary, ordinal, count, continuous values, missingness indicators and the
   RL baseline's dummies): the order of z_.j must match the order of y_.j; rows sharing a
   value form one group, drawn together between the neighbouring groups' extremes;
-* level columns (one per level of an unordered categorical): z > 0 in rows with that
-  level, z < 0 in rows with another level.
+* level columns (one per level of an unordered categorical, or one for its rare levels
+  pooled): z > 0 in rows with that level, z < 0 in rows with another level.
 
 Missing cells are unconstrained in both kinds.
 """
@@ -29,6 +29,7 @@ class LatentColumn:
     source: str
     role: str        # "value", "level", "dummy" (RL baseline) or "missing"
     level: int = -1  # level index for "level" and "dummy" columns
+    pooled: tuple[int, ...] = ()  # a level column for several rare levels: their codes (level: the first)
     blanks: tuple[str, ...] = ()  # the input columns this indicator (or binary value column) blanks
     blank_when: float | None = None  # a binary value column: its value where those cells are blank
 
@@ -249,16 +250,22 @@ def draw_latent(Zt: np.ndarray, Mt: np.ndarray, sd: np.ndarray, cons: Constraint
 def update_latent_full(Zt, R, Q, kind, order, order_ptr, groups, group_ptr, missing,
                        missing_ptr, codes, code_row, code_level, state):
     """Draw every latent column from its full conditional given the other columns under
-    z_i ~ N(alpha, Omega) with precision Q = Omega^-1 (p, p), column by column, in place.
+    z_i ~ N(alpha, Omega) with precision Q = Omega^-1 (p, p), in place: the rank columns
+    one after another, then the level columns row by row.
 
     R (n, p) holds r_i = Q (z_i - alpha) and is kept current: row i's conditional of
-    column j is N(z_ij - r_ij / Q_jj, 1 / Q_jj). Cost O(n p^2) per sweep.
+    column j is N(z_ij - r_ij / Q_jj, 1 / Q_jj). Level cells constrain no other row, so
+    a row's level cells are drawn together while r_i is in cache (the draws are those of
+    column by column: each column has its own stream, read in row order). Cost O(n p^2)
+    per sweep.
     """
     p, n = Zt.shape
     mu = np.empty(n)
     old = np.empty(n)
     sd = np.empty(1)
     for j in range(p):
+        if kind[j] == LEVEL:
+            continue
         z = Zt[j]
         q = Q[j, j]
         for i in range(n):
@@ -273,3 +280,33 @@ def update_latent_full(Zt, R, Q, kind, order, order_ptr, groups, group_ptr, miss
             if step != 0.0:
                 for h in range(p):
                     R[i, h] += col[h] * step
+    levels = np.flatnonzero(kind == LEVEL)
+    if levels.size:
+        _levels_by_row(Zt, R, Q, levels, codes, code_row, code_level, state)
+
+
+@nb.njit(cache=True)
+def _levels_by_row(Zt, R, Q, levels, codes, code_row, code_level, state):
+    """The level cells of update_latent_full, row by row; ``levels`` (m,) their columns."""
+    p, n = Zt.shape
+    sd = np.empty(levels.size)
+    for t in range(levels.size):
+        sd[t] = 1.0 / np.sqrt(Q[levels[t], levels[t]])
+    for i in range(n):
+        r = R[i]
+        for t in range(levels.size):
+            j = levels[t]
+            old = Zt[j, i]
+            mu = old - r[j] / Q[j, j]
+            c = codes[code_row[j], i]
+            if c < 0:
+                v = mu + sd[t] * std_normal(state, j)
+            elif c == code_level[j]:
+                v = truncnorm(mu, sd[t], 0.0, np.inf, state, j)
+            else:
+                v = truncnorm(mu, sd[t], -np.inf, 0.0, state, j)
+            Zt[j, i] = v
+            step = v - old
+            col = Q[j]
+            for h in range(p):
+                r[h] += col[h] * step

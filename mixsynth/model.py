@@ -428,7 +428,8 @@ class CopulaSynthesizer:
         self = cls(TableSpec.from_dict(meta["spec"]), SamplerSettings.from_dict(meta["settings"]),
                    meta["method"], meta["seed"])
         self.spec_ = self.spec
-        self.columns_ = [LatentColumn(**{**c, "blanks": tuple(c["blanks"])}) for c in meta["columns"]]
+        self.columns_ = [LatentColumn(**{**c, "blanks": tuple(c["blanks"]), "pooled": tuple(c.get("pooled", ()))})
+                         for c in meta["columns"]]
         self.factors_, self.n_rows_ = meta["factors"], meta["n_rows"]
         self.screen_ = ResponseScreen.from_dict(meta["screen"]) if meta.get("screen") else None
         stages = meta.get("stages", ["marginals", "copula", "responses"])

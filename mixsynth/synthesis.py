@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from .encode import copula_codes
 from .latent import LatentColumn, build_constraints, draw_latent
 from .truncnorm import seed_streams
 
@@ -84,6 +85,7 @@ def latent_rows(draw: Draw, columns: list[LatentColumn], cat_codes: np.ndarray,
     """
     rng_seed, stream_seed = seed.spawn(2)
     rng = np.random.default_rng(rng_seed)
+    cat_codes = copula_codes(cat_codes, columns, sources)
     n = cat_codes.shape[1]
     k = draw.Lambda.shape[1]
     etaT = rng.standard_normal((k, n))
@@ -92,13 +94,14 @@ def latent_rows(draw: Draw, columns: list[LatentColumn], cat_codes: np.ndarray,
     if L.size:
         lam, alpha, sd = draw.Lambda[L], draw.alpha[L], np.sqrt(draw.sigma2[L])
         groups = [np.flatnonzero([columns[j].source == s for j in L]) for s in sources]
+        levels = [np.array([columns[L[g]].level for g in group]) for group in groups]
         todo = np.ones(n, bool)
         for _ in range(proposals):
             if not todo.any():
                 break
             prop_eta = rng.standard_normal((k, n))
             zl = lam @ prop_eta + alpha[:, None] + sd[:, None] * rng.standard_normal((L.size, n))
-            rows, props = _match(cat_codes, todo, _sign_codes(zl, groups))
+            rows, props = _match(cat_codes, todo, _sign_codes(zl, groups, levels))
             etaT[:, rows] = prop_eta[:, props]
             left = todo.sum()
             todo[rows] = False
@@ -121,13 +124,14 @@ def latent_rows(draw: Draw, columns: list[LatentColumn], cat_codes: np.ndarray,
     return Zt / scale[:, None], exact
 
 
-def _sign_codes(zl: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
-    """(q, n) codes spelled by the signs of level latents ``zl`` (|L|, n): the level whose
-    latent alone is positive, or -2 when none or several are."""
+def _sign_codes(zl: np.ndarray, groups: list[np.ndarray], levels: list[np.ndarray]) -> np.ndarray:
+    """(q, n) codes spelled by the signs of level latents ``zl`` (|L|, n): the level (of
+    ``levels``, one per column of the group) whose latent alone is positive, or -2 when none
+    or several are."""
     out = np.empty((len(groups), zl.shape[1]), dtype=np.int64)
-    for r, g in enumerate(groups):
+    for r, (g, lv) in enumerate(zip(groups, levels)):
         pos = zl[g] > 0
-        out[r] = np.where(pos.sum(axis=0) == 1, pos.argmax(axis=0), -2)
+        out[r] = np.where(pos.sum(axis=0) == 1, lv[pos.argmax(axis=0)], -2)
     return out
 
 

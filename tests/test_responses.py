@@ -83,7 +83,7 @@ def test_missing_responses_are_reproduced():
     rng = np.random.default_rng(0)
     table.loc[rng.random(len(table)) < 0.1 + 0.2 * (table["x4"] > 0.7), "y1"] = np.nan
     spec = infer_spec(table, {"columns": {"y1": {"role": "response"}}, "bart": FAST_BART})
-    model = CopulaSynthesizer(spec, SamplerSettings(sweeps=400, burn_in=200, thin=2, chains=1), seed=0).fit(table)
+    model = CopulaSynthesizer(spec, SamplerSettings(sweeps=1200, burn_in=400, thin=4, chains=1), seed=0).fit(table)
     syn = model.sample(n_rows=6000, seed=0)
     assert abs(syn["y1"].isna().mean() - table["y1"].isna().mean()) < 0.02
     assert syn.loc[syn["x4"] > 0.7, "y1"].isna().mean() > syn.loc[syn["x4"] < 0.5, "y1"].isna().mean() + 0.1

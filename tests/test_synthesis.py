@@ -177,6 +177,28 @@ def test_sixty_level_categorical_works():
     assert trend(syn) > 0.5 * trend(table)
 
 
+def test_rare_levels_share_one_level_column_and_keep_their_own_rows():
+    rng = np.random.default_rng(3)
+    n = 4000
+    rare = [f"r{i:02d}" for i in range(30)]
+    country = rng.choice(["us", "mx", *rare], size=n, p=[0.80, 0.08, *[0.12 / 30] * 30])
+    shift = np.select([country == "us", country == "mx"], [0.0, -0.4], 0.4)
+    table = pd.DataFrame({"country": country, "income": np.exp(rng.normal(0, 1.0, n) + shift)})
+    settings = SamplerSettings(sweeps=1200, burn_in=400, thin=4, chains=1)
+    model = CopulaSynthesizer(infer_spec(table), settings, seed=0).fit(table)
+    levels = [c for c in model.columns_ if c.role == "level"]
+    assert [len(c.pooled) for c in levels] == [0, 0, 30]     # us, mx and one column for the 30 rare
+    files = model.sample_many(5, seed=0)
+    real_share = table["country"].value_counts(normalize=True)
+    syn_share = files[0]["country"].value_counts(normalize=True).reindex(real_share.index, fill_value=0.0)
+    assert (syn_share > 0).all()                               # every rare level is still drawn
+    assert syn_share[rare].sum() == pytest.approx(0.12, abs=0.015)
+    pool = lambda t: np.where(t["country"].isin(rare), "rare", t["country"])
+    real_mean = np.log(table["income"]).groupby(pool(table)).mean()
+    syn_mean = pd.concat([np.log(t["income"]).groupby(pool(t)).mean() for t in files], axis=1).mean(axis=1)
+    assert np.abs(syn_mean - real_mean).max() < 0.15           # -0.4, 0 and +0.4 by group
+
+
 def test_joint_smoothing_stops_rare_combinations_being_copied():
     codes = np.array([[0] * 500 + [1] * 500 + [2],
                       [0] * 250 + [1] * 250 + [0] * 250 + [1] * 250 + [1]])
