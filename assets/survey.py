@@ -211,15 +211,19 @@ def chain_asset(s: SurveyStages, chain: int, upstream) -> dg.AssetsDefinition:
         confidential.discard(name, wave, f"chain-{chain}.npz", f".chain-{chain}.npz.*.tmp", *AFTER_CHAINS)
         started = time.monotonic()
         with withheld_details(f"running chain {chain}"), chain_threads(s.chains) as threads:
-            context.log.info(f"chain {chain}: {settings.sweeps:,} sweeps ({settings.burn_in:,} burn-in) "
-                             f"on {threads} thread(s)")
+            lengths = [r[0] for r in settings.rounds()]
+            plan = (f"{settings.sweeps:,} sweeps ({settings.burn_in:,} burn-in)" if len(lengths) == 1 else
+                    f"until its draws have mixed, checked after {', '.join(f'{x:,}' for x in lengths)} sweeps "
+                    "(the first half of a run is burn-in)")
+            context.log.info(f"chain {chain}: {plan} on {threads} thread(s)")
             draws = model.run_chain(train, chain, progress=ChainProgress(context.log, chain, settings.sweeps))
             confidential.save_arrays(draws, name, wave, f"chain-{chain}.npz")
         seconds = time.monotonic() - started
+        swept = int(draws["sweeps"])
         return dg.MaterializeResult(metadata={
-            "chain": chain, "sweeps": settings.sweeps, "burn_in": settings.burn_in, "thin": settings.thin,
+            "chain": chain, "sweeps": swept, "burn_in": swept // 2 if len(lengths) > 1 else settings.burn_in,
             "kept_draws": settings.kept, "threads": threads, "seconds": number(seconds),
-            "sweeps_per_second": number(settings.sweeps / seconds) if seconds > 0 else None})
+            "sweeps_per_second": number(swept / seconds) if seconds > 0 else None})
     return copula_chain
 
 
@@ -243,7 +247,9 @@ def posterior_asset(s: SurveyStages, chain_assets) -> dg.AssetsDefinition:
         conv = model.convergence_
         return dg.MaterializeResult(metadata={
             "chains": conv["chains"], "draws_per_chain": conv["draws_per_chain"],
-            "sweeps": model.settings.sweeps, "correlations_checked": conv["entries"],
+            "sweeps": max(conv.get("sweeps_per_chain", [model.settings.sweeps])),
+            "sweeps_per_chain": ", ".join(map(str, conv.get("sweeps_per_chain", [model.settings.sweeps]))),
+            "correlations_checked": conv["entries"],
             "rhat_max": number(conv["rhat_max"]), "rhat_median": number(conv["rhat_median"]),
             "share_rhat_below_1_01": number(conv["share_rhat_below_1_01"]),
             "ess_bulk_min": number(conv["ess_bulk_min"]), "ess_bulk_median": number(conv["ess_bulk_median"]),

@@ -128,9 +128,12 @@ def _fitted(args) -> CopulaSynthesizer:
     sampler.update({k: getattr(args, k) for k in SAMPLER_FLAGS if getattr(args, k) is not None})
     if args.sweeps and args.thin is None:     # ... and up to 500 kept draws a chain
         sampler["thin"] = max(1, (sampler["sweeps"] - sampler["burn_in"]) // 500)
+    if args.sweeps:                           # a run length given is run in full
+        sampler["until_converged"] = False
     settings = SamplerSettings.from_dict(sampler)
     _print_notes(spec)
-    bar = SweepProgress(settings.sweeps, settings.chains, enabled=args.progress, announce=_announce_fit)
+    bar = SweepProgress([r[0] for r in settings.rounds()], settings.chains, enabled=args.progress,
+                        announce=_announce_fit)
     started = time.monotonic()
     model = CopulaSynthesizer(spec, settings, method=method, seed=args.seed).fit(table, monitor=bar)
     bar.close()
@@ -138,7 +141,9 @@ def _fitted(args) -> CopulaSynthesizer:
     show = lambda x, fmt: "n/a" if x is None else format(x, fmt)
     print(f"fitted {model.n_rows_:,} rows x {len(spec.columns)} columns ({len(model.columns_)} latent, "
           f"k = {model.factors_}) in {time.monotonic() - started:.1f} s; "
-          f"C: max R-hat {show(conv['rhat_max'], '.3f')}, min bulk ESS {show(conv['ess_bulk_min'], '.0f')}")
+          f"C: max R-hat {show(conv['rhat_max'], '.3f')}, min bulk ESS {show(conv['ess_bulk_min'], '.0f')}"
+          + (f" (chains of {' and '.join(f'{x:,}' for x in conv['sweeps_per_chain'])} sweeps)"
+             if "sweeps_per_chain" in conv else ""))
     return model
 
 
@@ -161,9 +166,16 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
     elif response_order(model.spec_):
         print(f"responses modelled by BART after the copula (declared): {', '.join(response_order(model.spec_))}")
     s = model.settings
-    seconds = fit_seconds(model.n_rows_, len(model.columns_), model.factors_, s.sweeps, s.chains)
-    print(f"sampling {model.n_rows_:,} rows x {len(model.columns_)} latent columns x {model.factors_} factors, "
-          f"{s.sweeps:,} sweeps x {s.chains} chain(s): expected about {describe_seconds(seconds)}", flush=True)
+    lengths = [r[0] for r in s.rounds()]
+    seconds = [fit_seconds(model.n_rows_, len(model.columns_), model.factors_, x, s.chains) for x in lengths]
+    layout = f"sampling {model.n_rows_:,} rows x {len(model.columns_)} latent columns x {model.factors_} factors"
+    if len(lengths) == 1:
+        print(f"{layout}, {s.sweeps:,} sweeps x {s.chains} chain(s): expected about {describe_seconds(seconds[0])}",
+              flush=True)
+    else:
+        print(f"{layout}, {s.chains} chain(s), each until its draws have mixed: after "
+              f"{', '.join(f'{x:,}' for x in lengths)} sweeps (about {describe_seconds(seconds[0])} to "
+              f"{describe_seconds(seconds[-1])})", flush=True)
 
 
 def _synthesis_options(args, model: CopulaSynthesizer) -> tuple[int | None, int, dict]:

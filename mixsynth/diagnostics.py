@@ -57,19 +57,9 @@ def convergence(Lambda: np.ndarray, sigma2: np.ndarray, columns: list) -> dict:
                 "ess_tail_min": float(draws), "ess_tail_median": float(draws),
                 "worst_rhat": {}, "lowest_ess": {},
                 "note": "no correlation of the copula to estimate: it holds one column"}
-    C = copula_correlation(Lambda, sigma2)
-    entries = C[:, :, iu[0], iu[1]]                              # (chains, T, m)
+    entries = copula_correlation(Lambda, sigma2)[:, :, iu[0], iu[1]]   # (chains, T, m)
     chains, T = entries.shape[:2]
-    if chains == 1:   # R-hat needs two sequences: compare the chain's halves
-        entries = entries[:, : T // 2 * 2].reshape(2, T // 2, -1)
-    if entries.shape[1] < 4:   # too few draws to say anything
-        nan = np.full(entries.shape[2], np.nan)
-        rhat, ess, tail = nan, nan, nan
-    else:
-        ds = az.convert_to_dataset({"C": entries})
-        rhat = az.rhat(ds)["C"].values
-        ess = az.ess(ds, method="bulk")["C"].values
-        tail = az.ess(ds, method="tail")["C"].values
+    rhat, ess, tail = entry_diagnostics(entries)
     label = [f"{names[a]} ~ {names[b]}" for a, b in zip(*iu)]
     worst_r, worst_e = np.argsort(-np.nan_to_num(rhat, nan=np.inf))[:5], np.argsort(np.nan_to_num(ess))[:5]
     return {
@@ -86,6 +76,33 @@ def convergence(Lambda: np.ndarray, sigma2: np.ndarray, columns: list) -> dict:
         "worst_rhat": {label[i]: _number(rhat[i]) for i in worst_r},
         "lowest_ess": {label[i]: _number(ess[i]) for i in worst_e},
     }
+
+
+def entry_diagnostics(entries: np.ndarray, tail: bool = True) -> tuple[np.ndarray, ...]:
+    """Rank-normalized split R-hat, bulk ESS and (with ``tail``) tail ESS, each (m,), of draws
+    ``entries`` (chains, T, m). One chain is compared with itself: its halves are two
+    sequences (each split again). NaN when there are fewer than 4 draws a sequence."""
+    if entries.shape[0] == 1:
+        T = entries.shape[1]
+        entries = entries[:, : T // 2 * 2].reshape(2, T // 2, -1)
+    if entries.shape[1] < 4:
+        nan = np.full(entries.shape[2], np.nan)
+        return (nan, nan, nan) if tail else (nan, nan)
+    ds = az.convert_to_dataset({"C": entries})
+    out = (az.rhat(ds)["C"].values, az.ess(ds, method="bulk")["C"].values)
+    return (*out, az.ess(ds, method="tail")["C"].values) if tail else out
+
+
+def chain_converged(Lambda: np.ndarray, sigma2: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
+                    rhat_max: float, ess_min: float) -> bool:
+    """Whether one chain's draws Lambda (T, p, k), sigma2 (T, p) have mixed on the entries
+    ``pairs`` of C (identified_pairs): max split R-hat of its own quarters <= ``rhat_max``
+    and min bulk ESS >= ``ess_min``. True when there is no entry to judge."""
+    if not pairs[0].size:
+        return True
+    entries = copula_correlation(Lambda, sigma2)[None, :, pairs[0], pairs[1]]
+    rhat, ess = entry_diagnostics(entries, tail=False)
+    return bool(np.nanmax(rhat) <= rhat_max and np.nanmin(ess) >= ess_min)
 
 
 def _number(x) -> float | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .diagnostics import convergence, copula_correlation
+from .diagnostics import convergence, copula_correlation, identified_pairs
 from .guards import check_layout
 from .encode import categorical_sources, encode, level_codes, rank_column_values
 from .latent import LatentColumn, initial_latent
@@ -99,7 +99,8 @@ class CopulaSynthesizer:
         cons = self._fit_marginals(frame)
         if hasattr(monitor, "before_sampling"):  # e.g. the command line's cost estimate
             monitor.before_sampling(self)
-        self.set_chains(run_chains(cons, self.factors_, self.settings, self.seed, self.workers, monitor))
+        self.set_chains(run_chains(cons, self.factors_, self.settings, self.seed, self.workers, monitor,
+                                   identified_pairs(self.columns_)))
         return self.fit_responses(frame)
 
     def _encode(self, frame: pd.DataFrame):
@@ -157,16 +158,18 @@ class CopulaSynthesizer:
             raise InputError(f"chain must be between 0 and {self.settings.chains - 1}")
         _, cons = self._encode(frame)
         seed = np.random.SeedSequence(self.seed).spawn(self.settings.chains)[chain]
-        return run_chain(cons, self.factors_, self.settings, seed, progress)
+        return run_chain(cons, self.factors_, self.settings, seed, progress, identified_pairs(self.columns_))
 
     def set_chains(self, chains) -> "CopulaSynthesizer":
         """Keep the draws of every chain: a dict of arrays stacked over chains (C, T, ...)
         or a list of ``run_chain`` results in chain order. Sets ``draws_`` and
         ``convergence_`` (R-hat and ESS of C)."""
         if not isinstance(chains, dict):
-            chains = {key: np.stack([c[key] for c in chains]) for key in ("alpha", "Lambda", "sigma2")}
+            chains = {key: np.stack([c[key] for c in chains]) for key in chains[0]}
         self.draws_ = chains
         self.convergence_ = convergence(chains["Lambda"], chains["sigma2"], self.columns_)
+        if "sweeps" in chains:
+            self.convergence_["sweeps_per_chain"] = [int(x) for x in chains["sweeps"]]
         return self
 
     def fit_responses(self, frame: pd.DataFrame) -> "CopulaSynthesizer":

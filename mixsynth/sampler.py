@@ -12,6 +12,7 @@ from multiprocessing import get_context
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from .diagnostics import chain_converged
 from .latent import LEVEL, Constraints, initial_latent
 from .moves import ChainState, Prior, factor_sweep, full_sweep
 from .tableio import InputError
@@ -19,25 +20,34 @@ from .truncnorm import seed_streams
 
 NOISE_STREAMS = 16  # blocks of rows for the factor draws; fixed so results do not depend on cores
 FULL_MAX_COLUMNS = 120  # latent columns up to which the copula gets a full covariance (k = p)
+FIRST_ROUND_SWEEPS = 2_000  # the shortest run a chain may stop after (until_converged)
+ROUND_RHAT = 1.05  # a chain stops once its own split R-hat (over its quarters) is at most this
+ROUND_ESS = 60     # ... and its own bulk ESS at least this (two chains: about 120), on every judged entry of C
 
 
 @dataclass(frozen=True)
 class SamplerSettings:
     """Run length and layout of the MCMC.
 
-    sweeps: total Gibbs sweeps per chain, burn_in of them discarded (20,000 and 10,000:
-        twice the authors' code, what a 5,000-row file needs for min bulk ESS 100); thin:
-        keep every thin-th sweep after burn-in (20, so 500 draws a chain); chains:
+    sweeps: total Gibbs sweeps per chain, burn_in of them discarded; thin: keep every
+        thin-th sweep after burn-in (32,000, 16,000 and 32: 500 draws a chain); chains:
         independent chains for R-hat (2, one per core here);
+    until_converged: a chain may stop early, after the same run scaled down by a power of
+        two (2,000 / 1,000 / 2, then 4,000, 8,000, ... sweeps; shortest FIRST_ROUND_SWEEPS),
+        once the draws of that run pass its own check (split R-hat of its quarters at most
+        ROUND_RHAT and bulk ESS at least ROUND_ESS on every judged entry of C). The draws
+        kept are those of a fixed run of that length with the same seed. Needs burn_in =
+        sweeps / 2; True by default, False when a spec or the command line sets sweeps;
     factors: number of factors k; k >= p* (the latent columns) is the full covariance
         structure. None picks it (choose_factors): full up to FULL_MAX_COLUMNS latent
         columns, else the principal components of the starting normal scores explaining
         ``factor_variance`` (95%, the authors' rule) capped at the Ledermann bound.
     """
-    sweeps: int = 20_000
-    burn_in: int = 10_000
-    thin: int = 20
+    sweeps: int = 32_000
+    burn_in: int = 16_000
+    thin: int = 32
     chains: int = 2
+    until_converged: bool = True
     factors: int | None = None
     factor_variance: float = 0.95
     prior: Prior = field(default_factory=Prior)
@@ -53,12 +63,29 @@ class SamplerSettings:
         """Draws kept per chain."""
         return len(range(self.burn_in, self.sweeps, self.thin))
 
+    def rounds(self) -> list[tuple[int, int, int]]:
+        """(sweeps, burn_in, thin) of the runs a chain may stop after, shortest first; the
+        last is the full run. Each is the full run divided by a power of two, exactly, with
+        burn-in half its sweeps, so its draws start where the previous run ended."""
+        out = [(self.sweeps, self.burn_in, self.thin)]
+        if not self.until_converged or 2 * self.burn_in != self.sweeps:
+            return out
+        f = 2
+        while not (self.burn_in % f or self.thin % f) and self.sweeps // f >= FIRST_ROUND_SWEEPS:
+            out.insert(0, (self.sweeps // f, self.burn_in // f, self.thin // f))
+            f *= 2
+        return out
+
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "SamplerSettings":
+        """Settings from a spec's ``sampler:`` section; a run length it sets is run in full
+        unless it also says ``until_converged: true``."""
         d = dict(d)
+        if "sweeps" in d:
+            d.setdefault("until_converged", False)
         prior = Prior(**d.pop("prior", {}))
         unknown = set(d) - {f for f in cls.__dataclass_fields__}
         if unknown:
@@ -108,10 +135,13 @@ def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior
 
 
 def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.random.SeedSequence,
-              progress=None) -> dict[str, np.ndarray]:
-    """Run one chain; return its kept draws: alpha (T, p), Lambda (T, p, k), sigma2 (T, p).
+              progress=None, pairs: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Run one chain; return its kept draws: alpha (T, p), Lambda (T, p, k), sigma2 (T, p),
+    and the sweeps it ran (a 0-d array).
 
-    ``progress(sweeps_done)`` is called every few sweeps when given.
+    With ``settings.until_converged`` the chain stops after the first of ``settings.rounds()``
+    whose draws pass ``chain_converged`` on the entries ``pairs`` of C (index arrays; None:
+    every pair). ``progress(sweeps_done)`` is called every few sweeps when given.
     """
     rng_seed, stream_seed, noise_seed = seed.spawn(3)
     rng = np.random.default_rng(rng_seed)
@@ -121,15 +151,27 @@ def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.ran
     intercept = cons.kind == LEVEL
     p, T = cons.kind.size, settings.kept
     out = {"alpha": np.empty((T, p)), "Lambda": np.empty((T, p, k)), "sigma2": np.empty((T, p))}
-    t = 0
+    rounds = settings.rounds()
+    if pairs is None:
+        pairs = np.triu_indices(p, 1)
+    r, t = 0, 0
+    length, burn_in, thin = rounds[0]
     with threadpool_limits(1, user_api="blas"):  # BLAS threads would fight numba's for cores
         for it in range(settings.sweeps):
             sweep(st, cons, intercept, settings.prior, rng, streams, noise_streams)
-            if it >= settings.burn_in and (it - settings.burn_in) % settings.thin == 0:
+            if it >= burn_in and (it - burn_in) % thin == 0:
                 out["alpha"][t], out["Lambda"][t], out["sigma2"][t] = st.alpha, st.Lambda, 1.0 / st.prec
                 t += 1
-            if progress is not None and (it % 10 == 9 or it == settings.sweeps - 1):
+            last = it + 1 == length and (r + 1 == len(rounds) or chain_converged(
+                out["Lambda"], out["sigma2"], pairs, ROUND_RHAT, ROUND_ESS))
+            if progress is not None and (it % 10 == 9 or last):
                 progress(it + 1)
+            if last:
+                break
+            if it + 1 == length:   # not yet mixed: the next round's draws start here
+                r, t = r + 1, 0
+                length, burn_in, thin = rounds[r]
+    out["sweeps"] = np.array(it + 1)
     return out
 
 
@@ -143,18 +185,20 @@ def _init_worker(counter, threads):
     numba.set_num_threads(threads)
 
 
-def _chain_in_worker(index, cons, k, settings, seed):
+def _chain_in_worker(index, cons, k, settings, seed, pairs):
     def progress(done):
         _COUNTER[index] = done
-    return run_chain(cons, k, settings, seed, progress)
+    return run_chain(cons, k, settings, seed, progress, pairs)
 
 
 def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
-               workers: int | None = None, monitor=None) -> dict[str, np.ndarray]:
+               workers: int | None = None, monitor=None,
+               pairs: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Run ``settings.chains`` chains, in parallel processes when ``workers`` > 1.
 
-    Returns draws stacked over chains: alpha (C, T, p), Lambda (C, T, p, k), sigma2 (C, T, p).
-    ``monitor(done_per_chain: list[int])`` is called while chains run.
+    Returns draws stacked over chains: alpha (C, T, p), Lambda (C, T, p, k), sigma2 (C, T, p),
+    and sweeps (C,) each ran. ``monitor(done_per_chain: list[int])`` is called while chains
+    run; ``pairs``: the entries of C a chain's stopping check judges (run_chain).
     """
     seeds = np.random.SeedSequence(seed).spawn(settings.chains)
     cores = os.cpu_count() or 1
@@ -167,7 +211,7 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
                 done[c] = d
                 if monitor:
                     monitor(done)
-            results.append(run_chain(cons, k, settings, s, progress))
+            results.append(run_chain(cons, k, settings, s, progress, pairs))
     else:
         ctx = get_context("spawn")
         counter = ctx.Array("l", settings.chains, lock=False)
@@ -178,7 +222,7 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
         try:
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                      initargs=(counter, threads)) as pool:
-                futures = [pool.submit(_chain_in_worker, c, cons, k, settings, s)
+                futures = [pool.submit(_chain_in_worker, c, cons, k, settings, s, pairs)
                            for c, s in enumerate(seeds)]
                 pending = set(futures)
                 while pending:
@@ -193,5 +237,5 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
                 else:
                     os.environ[v] = old
         if monitor:
-            monitor([settings.sweeps] * settings.chains)
+            monitor([int(r["sweeps"]) for r in results])
     return {key: np.stack([r[key] for r in results]) for key in results[0]}

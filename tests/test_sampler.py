@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec
+from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec, sampler
 from mixsynth.diagnostics import copula_correlation
 from tables import TRUE_R, gaussian_copula_table
 
@@ -96,3 +96,46 @@ def test_settings_validate_and_round_trip():
         SamplerSettings(sweeps=10, burn_in=10)
     with pytest.raises(ValueError, match="unknown"):
         SamplerSettings.from_dict({"sweep": 10})
+
+
+def test_default_runs_are_checked_at_each_doubling_and_set_lengths_are_run_in_full():
+    assert [r[0] for r in SamplerSettings().rounds()] == [2_000, 4_000, 8_000, 16_000, 32_000]
+    assert all(2 * b == n and (n - b) // t == 500 for n, b, t in SamplerSettings().rounds())
+    assert SamplerSettings.from_dict({"sweeps": 8000, "burn_in": 4000, "thin": 8}).rounds() == [(8000, 4000, 8)]
+    assert SamplerSettings(sweeps=8000, burn_in=2000, thin=8).rounds() == [(8000, 2000, 8)]   # burn-in not half
+
+
+@pytest.fixture()
+def gaussian_table():
+    rng = np.random.default_rng(0)
+    x = rng.multivariate_normal(np.zeros(3), [[1, .5, .5], [.5, 1, .5], [.5, .5, 1]], size=1000)
+    return pd.DataFrame(x, columns=list("abc"))
+
+
+def _fit(table, settings):
+    return CopulaSynthesizer(infer_spec(table), settings, seed=1, workers=1).fit(table)
+
+
+def test_a_chain_that_has_mixed_stops_with_the_draws_of_that_shorter_run(monkeypatch, gaussian_table):
+    monkeypatch.setattr(sampler, "FIRST_ROUND_SWEEPS", 800)
+    settings = SamplerSettings(sweeps=3200, burn_in=1600, thin=4, chains=2, factors=1)
+    assert [r[0] for r in settings.rounds()] == [800, 1600, 3200]
+    model = _fit(gaussian_table, settings)
+    swept = model.convergence_["sweeps_per_chain"]
+    assert max(swept) < 3200        # this copula mixes in a few hundred sweeps
+    assert model.convergence_["rhat_max"] < 1.05 and model.convergence_["ess_bulk_min"] > 100
+    for chain, length in enumerate(swept):   # each chain's draws: a fixed run of its length
+        fixed = _fit(gaussian_table, SamplerSettings(sweeps=length, burn_in=length // 2, thin=length // 800,
+                                                     chains=2, factors=1, until_converged=False))
+        assert np.array_equal(model.draws_["Lambda"][chain], fixed.draws_["Lambda"][chain])
+
+
+def test_a_chain_that_has_not_mixed_runs_on_to_the_full_length(monkeypatch, gaussian_table):
+    monkeypatch.setattr(sampler, "FIRST_ROUND_SWEEPS", 800)
+    monkeypatch.setattr(sampler, "ROUND_ESS", 10 ** 9)      # no run can pass
+    settings = SamplerSettings(sweeps=3200, burn_in=1600, thin=4, chains=2, factors=1)
+    model = _fit(gaussian_table, settings)
+    assert model.convergence_["sweeps_per_chain"] == [3200, 3200]
+    fixed = _fit(gaussian_table, SamplerSettings(sweeps=3200, burn_in=1600, thin=4, chains=2, factors=1,
+                                                 until_converged=False))
+    assert np.array_equal(model.draws_["Lambda"], fixed.draws_["Lambda"])
