@@ -96,13 +96,13 @@ def entry_diagnostics(entries: np.ndarray, tail: bool = True) -> tuple[np.ndarra
 def chain_converged(Lambda: np.ndarray, sigma2: np.ndarray, pairs: tuple[np.ndarray, np.ndarray],
                     rhat_max: float, ess_min: float) -> bool:
     """Whether one chain's draws Lambda (T, p, k), sigma2 (T, p) have mixed on the entries
-    ``pairs`` of C (identified_pairs): max split R-hat of its own quarters <= ``rhat_max``
-    and min bulk ESS >= ``ess_min``. True when there is no entry to judge."""
+    ``pairs`` of C (identified_pairs): max split R-hat of its halves (each split again, as
+    entry_diagnostics does for one chain) <= ``rhat_max`` and min bulk ESS >= ``ess_min``.
+    True when there is no entry to judge."""
     if not pairs[0].size:
         return True
-    entries = copula_correlation(Lambda, sigma2)[None, :, pairs[0], pairs[1]]
-    rhat, ess = entry_diagnostics(entries, tail=False)
-    return bool(np.nanmax(rhat) <= rhat_max and np.nanmin(ess) >= ess_min)
+    rhat, ess = entry_diagnostics(copula_correlation(Lambda, sigma2)[None, :, pairs[0], pairs[1]], tail=False)
+    return bool(np.all(rhat <= rhat_max) and np.all(ess >= ess_min))
 
 
 def _number(x) -> float | None:
