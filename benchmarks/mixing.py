@@ -2,6 +2,7 @@
 
     python benchmarks/mixing.py                 # -> results/mixing.{json,md}
     python benchmarks/mixing.py --only ncbirths
+    python benchmarks/mixing.py --only census-extract-sweep   # seconds a sweep, pooled or not
 
 For each real file (NC births, CPS 1988, NHEFS; spec in examples/), as the pipeline sees it
 (and, with no spec and default settings as a new user runs them, a 5,000-row sample of CPS
@@ -24,6 +25,7 @@ sys.path.insert(0, str(HERE))
 from core import log, machine, parse_arguments, run_piece, runs_footer, save_results  # noqa: E402
 
 DATASETS = ("ncbirths", "cps1988", "nhefs", "cps1988-5000-defaults", "census-extract-defaults")
+PIECES = DATASETS + ("census-extract-sweep",)
 CENSUS_COLUMNS = ["age", "class_of_worker", "education", "marital_stat", "major_occupation_code",
                   "detailed_household_summary_in_household", "race", "sex", "capital_gains",
                   "capital_losses", "dividends_from_stocks", "weeks_worked_in_year", "wage_per_hour",
@@ -82,6 +84,43 @@ def bench_dataset(name: str, quick: bool) -> dict:
     return out
 
 
+def bench_sweep(sweeps: int = 20) -> dict:
+    """Seconds a sweep on the census extract, one process, with rare levels pooled (the
+    default) and with every level its own column (LEVEL_COLUMN_SHARE = 0)."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    import mixsynth.encode as encode
+    from mixsynth import CopulaSynthesizer, infer_spec
+    from mixsynth.latent import LEVEL
+    from mixsynth.sampler import NOISE_STREAMS, initial_state, sweep
+    from mixsynth.truncnorm import seed_streams
+
+    train, out, default = census_extract(), {}, encode.LEVEL_COLUMN_SHARE
+    spec = infer_spec(train, {"responses": "none"})
+    for label, share in (("pooled", default), ("every_level", 0.0)):
+        encode.LEVEL_COLUMN_SHARE = share
+        try:
+            model = CopulaSynthesizer(spec, seed=1)
+            cons = model._fit_marginals(train)
+        finally:
+            encode.LEVEL_COLUMN_SHARE = default
+        rng = np.random.default_rng(0)
+        st = initial_state(cons, model.factors_, rng)
+        streams = seed_streams(np.random.SeedSequence(1), cons.kind.size)
+        noise = seed_streams(np.random.SeedSequence(2), NOISE_STREAMS)
+        args = (cons, cons.kind == LEVEL, model.settings.prior, rng, streams, noise)
+        with threadpool_limits(1, user_api="blas"):
+            sweep(st, *args)   # compiles
+            t0 = time.perf_counter()
+            for _ in range(sweeps):
+                sweep(st, *args)
+        out[label] = {"latent_columns": len(model.columns_), "level_columns": int((cons.kind == LEVEL).sum()),
+                      "seconds_a_sweep": (time.perf_counter() - t0) / sweeps}
+        log(f"census sweep, {label}: {out[label]}")
+    return out
+
+
 def markdown(res: dict) -> str:
     L = ["# Convergence of the copula on the real files", "",
          "Two chains in parallel processes, the example spec's budget, the 80% training rows, seed 1. "
@@ -112,21 +151,27 @@ def markdown(res: dict) -> str:
                      f"{st['marginals_and_screen']:.0f} s, chains {st['chains']:.0f} s, BART for "
                      f"{', '.join(d['responses']) or 'no response'} {st['responses']:.0f} s).")
     L += [""]
+    if res.get("census-extract-sweep"):
+        d = res["census-extract-sweep"]
+        L += ["Seconds a sweep on the census extract, one process, no BART response (`census-extract-sweep`): "
+              + "; ".join(f"{k.replace('_', ' ')}: {v['latent_columns']} latent columns ({v['level_columns']} levels), "
+                          f"{v['seconds_a_sweep']:.3f} s" for k, v in d.items() if isinstance(v, dict) and "latent_columns" in v) + ".", ""]
     L += runs_footer(res)
     return "\n".join(L)
 
 
 def main(argv=None) -> None:
     args, out, pieces, max_wait = parse_arguments(
-        argv, __doc__.split("\n")[0], "mixing", list(DATASETS), "2,000 sweeps per fit")
+        argv, __doc__.split("\n")[0], "mixing", list(PIECES), "2,000 sweeps per fit")
     res = {"quick": args.quick, "targets": TARGETS, "machine": machine(), "runs": {}}
     if args.only and out.with_suffix(".json").exists():
         import json
         old = json.loads(out.with_suffix(".json").read_text())
         res["runs"] = old.get("runs", {})
-        res.update({k: old[k] for k in DATASETS if k in old})
+        res.update({k: old[k] for k in PIECES if k in old})
     for name in pieces:
-        run_piece(res, name, lambda: bench_dataset(name, args.quick), max_wait)
+        bench = bench_sweep if name == "census-extract-sweep" else lambda: bench_dataset(name, args.quick)
+        run_piece(res, name, bench, max_wait)
         save_results(res, out, markdown)
     log(f"wrote {out.with_suffix('.md')}")
 
