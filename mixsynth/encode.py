@@ -34,6 +34,7 @@ from .tableio import InputError
 METHODS = ("rpl", "rl")
 MIN_BLANK_ROWS = 10  # blanks in fewer rows get no indicator: the synthetic column has none there
 LEVEL_COLUMN_SHARE = 0.01  # levels of a categorical held by fewer of its rows share one level column
+POOL_MAX_SHARE = 0.15      # ... as long as that column holds at most this share of the rows
 
 
 def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
@@ -77,9 +78,14 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
 def level_columns(name: str, levels: tuple, y: np.ndarray) -> list[LatentColumn]:
     """The RPL level columns of categorical ``name`` with model values ``y`` ((n,) codes, NaN
     missing): one a level, except that levels held by under LEVEL_COLUMN_SHARE of its observed
-    rows, when there are two or more, share one column (named for how many it pools)."""
+    rows, when there are two or more, share one column (named for how many it pools); the
+    rarest of them only, as long as the pool holds at most POOL_MAX_SHARE of the rows, so a
+    categorical of many equally small levels keeps most of them (a pool of all would lose the
+    column's link to the others)."""
     counts = np.bincount(y[~np.isnan(y)].astype(np.int64), minlength=len(levels))
     rare = np.flatnonzero(counts < LEVEL_COLUMN_SHARE * counts.sum())
+    rare = rare[np.argsort(counts[rare], kind="stable")]             # the rarest first, while
+    rare = np.sort(rare[np.cumsum(counts[rare]) <= POOL_MAX_SHARE * counts.sum()])   # the pool stays small
     rare = rare if rare.size >= 2 else rare[:0]
     out = [LatentColumn(f"{name}={lv}", name, "level", i) for i, lv in enumerate(levels) if i not in rare]
     if rare.size:

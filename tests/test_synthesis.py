@@ -7,7 +7,7 @@ from scipy import stats
 
 from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec, write_table
 from mixsynth.datasets import paper_simulation
-from mixsynth.encode import categorical_sources
+from mixsynth.encode import categorical_sources, level_columns
 from mixsynth.synthesis import CategoricalJoint, latent_rows
 from tables import gaussian_copula_table
 
@@ -197,6 +197,14 @@ def test_rare_levels_share_one_level_column_and_keep_their_own_rows():
     real_mean = np.log(table["income"]).groupby(pool(table)).mean()
     syn_mean = pd.concat([np.log(t["income"]).groupby(pool(t)).mean() for t in files], axis=1).mean(axis=1)
     assert np.abs(syn_mean - real_mean).max() < 0.15           # -0.4, 0 and +0.4 by group
+
+
+def test_a_pool_of_rare_levels_stays_small():
+    codes = np.repeat(np.arange(150.0), 20)          # 150 levels of 0.67% each
+    columns = level_columns("c", tuple(range(150)), codes)
+    pooled = [c for c in columns if c.pooled]
+    assert len(pooled) == 1 and len(pooled[0].pooled) == 22     # 22 x 20 rows = 14.7% <= 15%
+    assert len(columns) == 150 - 22 + 1
 
 
 def test_joint_smoothing_stops_rare_combinations_being_copied():
