@@ -211,7 +211,7 @@ def chain_asset(s: SurveyStages, chain: int, upstream) -> dg.AssetsDefinition:
         confidential.discard(name, wave, f"chain-{chain}.npz", f".chain-{chain}.npz.*.tmp", *AFTER_CHAINS)
         started = time.monotonic()
         with withheld_details(f"running chain {chain}"), chain_threads(s.chains) as threads:
-            lengths = [r[0] for r in settings.rounds()]
+            lengths = settings.lengths
             plan = (f"{settings.sweeps:,} sweeps ({settings.burn_in:,} burn-in)" if len(lengths) == 1 else
                     f"until its draws have mixed, checked after {', '.join(f'{x:,}' for x in lengths)} sweeps "
                     "(the first half of a run is burn-in)")

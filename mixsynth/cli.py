@@ -132,7 +132,7 @@ def _fitted(args) -> CopulaSynthesizer:
         sampler["until_converged"] = False
     settings = SamplerSettings.from_dict(sampler)
     _print_notes(spec)
-    bar = SweepProgress([r[0] for r in settings.rounds()], settings.chains, enabled=args.progress,
+    bar = SweepProgress(settings.lengths, settings.chains, enabled=args.progress,
                         announce=_announce_fit)
     started = time.monotonic()
     model = CopulaSynthesizer(spec, settings, method=method, seed=args.seed).fit(table, monitor=bar)
@@ -166,7 +166,7 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
     elif response_order(model.spec_):
         print(f"responses modelled by BART after the copula (declared): {', '.join(response_order(model.spec_))}")
     s = model.settings
-    lengths = [r[0] for r in s.rounds()]
+    lengths = s.lengths
     seconds = [fit_seconds(model.n_rows_, len(model.columns_), model.factors_, x, s.chains) for x in lengths]
     layout = f"sampling {model.n_rows_:,} rows x {len(model.columns_)} latent columns x {model.factors_} factors"
     if len(lengths) == 1:

@@ -79,6 +79,11 @@ class SamplerSettings:
             f *= 2
         return out
 
+    @property
+    def lengths(self) -> list[int]:
+        """Sweeps of the runs a chain may stop after (``rounds``), shortest first."""
+        return [length for length, _, _ in self.rounds()]
+
     def to_dict(self) -> dict:
         return asdict(self)
 
