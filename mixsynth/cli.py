@@ -165,6 +165,9 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
                 print(f"  {score.name}: {score.reason}")
     elif response_order(model.spec_):
         print(f"responses modelled by BART after the copula (declared): {', '.join(response_order(model.spec_))}")
+    rules = model.implications()
+    if rules:
+        print(f"skip patterns kept exactly ({len(rules)}): {'; '.join(rules)}")
     s = model.settings
     lengths = s.lengths
     seconds = [fit_seconds(model.n_rows_, len(model.columns_), model.factors_, x, s.chains) for x in lengths]

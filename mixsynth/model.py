@@ -218,6 +218,18 @@ class CopulaSynthesizer:
                             f"modelled by BART (declared in the spec): {', '.join(order) or 'none'}"),
                 "screen": None if self.screen_ is None else self.screen_.to_dict()}
 
+    def implications(self) -> list[str]:
+        """The skip patterns coded as a level that the synthetic file keeps exactly
+        (encode.implications), as ``"A=a -> Y=c"`` in the table's labels; aggregates only."""
+        def label(column, code):
+            levels = self.spec_.column(column).levels
+            return levels[int(code)] if levels else f"{code:g}"
+        rules = {}
+        for c in self.columns_:
+            for source, level, value in c.implied:
+                rules[f"{source}={label(source, level)} -> {c.source}={label(c.source, value)}"] = None
+        return list(rules)
+
     def stages(self) -> list[str]:
         """The fitted stages, in fit order: "marginals", "copula", "responses"."""
         have = {"marginals": hasattr(self, "joint_"), "copula": hasattr(self, "draws_"),
@@ -358,6 +370,8 @@ class CopulaSynthesizer:
             if c.role == "level":
                 continue
             y = self.marginals_[c.name].ppf(uniforms(Z[j]))
+            for source, level, value in c.implied:
+                y = np.where(cat_codes[sources.index(source)] == level, value, y)
             if c.role == "value":
                 values[c.source] = y
                 if c.blanks:   # a binary whose value spells a skip pattern
@@ -431,7 +445,8 @@ class CopulaSynthesizer:
         self = cls(TableSpec.from_dict(meta["spec"]), SamplerSettings.from_dict(meta["settings"]),
                    meta["method"], meta["seed"])
         self.spec_ = self.spec
-        self.columns_ = [LatentColumn(**{**c, "blanks": tuple(c["blanks"]), "pooled": tuple(c.get("pooled", ()))})
+        self.columns_ = [LatentColumn(**{**c, "blanks": tuple(c["blanks"]), "pooled": tuple(c.get("pooled", ())),
+                                          "implied": tuple(tuple(t) for t in c.get("implied", ()))})
                          for c in meta["columns"]]
         self.factors_, self.n_rows_ = meta["factors"], meta["n_rows"]
         self.screen_ = ResponseScreen.from_dict(meta["screen"]) if meta.get("screen") else None

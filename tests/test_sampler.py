@@ -46,15 +46,18 @@ def test_level_columns_order_with_the_latent_they_were_cut_from(fitted):
 
 
 def test_intercepts_carry_the_level_probabilities(fitted):
-    """P(z_l > 0) under the fitted alpha~ for each region level tracks the level's share."""
+    """P(z_l > 0) under the fitted alpha~ for each region level tracks the level's share in
+    the table (its cuts give 0.212, 0.288, 0.258, 0.242; this sample has 0.216, 0.272, 0.274,
+    0.238: east and south too close to order)."""
     from scipy import stats
     names = [c.name for c in fitted.columns_]
     a = fitted.draws_["alpha"].reshape(-1, len(names))
     om = (fitted.draws_["Lambda"] ** 2).sum(-1).reshape(-1, len(names)) + fitted.draws_["sigma2"].reshape(-1, len(names))
     levels = [names.index(f"region={r}") for r in ("north", "east", "south", "west")]
     prob = stats.norm.cdf(a[:, levels] / np.sqrt(om[:, levels])).mean(0)
-    share = np.array([0.212, 0.288, 0.258, 0.242])   # cuts at -0.8, 0, 0.7 of a standard normal
-    assert np.all(np.argsort(prob) == np.argsort(share))
+    table = gaussian_copula_table(2000, seed=11)
+    share = table["region"].value_counts(normalize=True)[["north", "east", "south", "west"]].to_numpy()
+    assert np.abs(prob - share).max() < 0.02, (prob, share)
 
 
 def test_convergence_summary_flags_a_chain_stuck_at_its_start(fitted, short_run):

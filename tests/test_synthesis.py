@@ -265,6 +265,40 @@ def test_blanks_that_a_binary_spells_follow_it(short_run):
     assert syn.loc[syn["age"] > 60, "death"].mean() > syn.loc[syn["age"] < 45, "death"].mean() + 0.2
 
 
+def test_skip_patterns_coded_as_a_level_hold_in_every_synthetic_row(short_run, tmp_path):
+    """A level that fixes other columns (not working: no hours, no wage, sector "n/a"; the
+    self-employed have no wage) is an implication: the implied cells hold in every synthetic
+    row, and the columns keep their distribution on the other rows."""
+    rng = np.random.default_rng(4)
+    n = 2000
+    work = rng.choice(["none", "employee", "self"], n, p=[0.3, 0.45, 0.25])
+    age = rng.normal(45, 12, n)
+    hours = np.where(work == "none", 0.0, np.round(40 + 6 * (work == "self") + 0.2 * (age - 45) + rng.normal(0, 6, n)))
+    wage = np.where(work == "employee", np.exp(rng.normal(3, 0.4, n)) * (rng.random(n) > 0.15), 0.0)
+    sector = np.where(work == "none", "n/a", np.where(rng.random(n) < np.where(work == "self", 0.1, 0.4),
+                                                      "public", "private"))
+    table = pd.DataFrame({"work": work, "age": age, "hours": hours, "wage": wage, "sector": sector})
+    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}), short_run, seed=0).fit(table)
+    levels = {c.name: c.levels for c in model.spec_.columns if c.levels}
+    implied = {c.source: {(s, levels[s][lv], v) for s, lv, v in c.implied} for c in model.columns_ if c.implied}
+    na = ("sector", "n/a", 0.0)   # the same rows as work = none: either implies the zeros
+    assert implied == {"hours": {("work", "none", 0.0), na}, "wage": {("work", "none", 0.0), ("work", "self", 0.0), na}}
+    syn = model.sample(n_rows=8000, seed=1)
+    none, self_employed, employee = (syn["work"] == w for w in ("none", "self", "employee"))
+    assert (syn.loc[none, ["hours", "wage"]] == 0).all().all() and (syn.loc[none, "sector"] == "n/a").all()
+    assert (syn.loc[self_employed, "wage"] == 0).all()
+    real_employee = table["work"] == "employee"
+    assert abs((syn.loc[employee, "wage"] == 0).mean() - (table.loc[real_employee, "wage"] == 0).mean()) < 0.04
+    for group in ("employee", "self"):
+        assert abs(syn.loc[syn["work"] == group, "hours"].mean() - table.loc[table["work"] == group, "hours"].mean()) < 1.5
+    assert abs(syn.loc[syn["work"] == "self", "sector"].eq("public").mean() - 0.1) < 0.04
+    assert "work=self -> wage=0" in model.implications()
+    model.save(tmp_path / "model.npz")
+    loaded = CopulaSynthesizer.load(tmp_path / "model.npz")
+    assert loaded.implications() == model.implications()
+    pd.testing.assert_frame_equal(loaded.sample(n_rows=500, seed=2), model.sample(n_rows=500, seed=2))
+
+
 def test_staged_fit_saved_between_stages_gives_the_same_model(copula_table, tmp_path):
     """The pipeline's path: each stage in its own step (chains anywhere, in any order),
     the model saved and reloaded between stages, ends in the very model fit() gives."""
