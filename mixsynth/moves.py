@@ -6,8 +6,13 @@ z_i ~ N(alpha, Omega) on the latent scale; alpha_j is free for level columns and
   multiplicative gamma process prior on Lambda (Bhattacharya and Dunson 2011). The latent
   columns are drawn with the factors integrated out (Woodbury keeps it O(n p k)), then
   the factors given Z, then Lambda, Sigma, the shrinkage and alpha.
-* Full structure (k = p, Hoff 2007, sbgcop): Omega ~ inverse-Wishart(p + 2, I), drawn whole
-  from its conjugate conditional. Omega is stored as Lambda Lambda' + s I with Lambda
+* Full structure (k = p, Hoff 2007, sbgcop): Omega ~ inverse-Wishart(p + 2 + m, (1 + m) I),
+  drawn whole from its conjugate conditional; m = 0.25 sqrt(n) rows' worth of independent
+  latents (``Prior.pseudo_rows``; sbgcop's IW(p + 2, I) is m = 0). Its pull on a correlation
+  the data fix is about m / n, a sixth of a posterior sd at any n for rho = 0.5, while it
+  bounds how far the ones they barely fix wander (two categoricals' levels, whose latents the
+  data augmentation imputes): on the KDD census extract, 4,000 sweeps, m = 50 took the
+  median R-hat of C from 1.145 to 1.068, the max from 2.51 to 1.80, median bulk ESS 12 to 26. Omega is stored as Lambda Lambda' + s I with Lambda
   (p, p), so both structures hand synthesis the same kind of draw.
 
 Both end with a scale move per latent column (Liu and Sabatti 2000): rank and level
@@ -34,7 +39,9 @@ class Prior:
         a2 > 1 makes later factors shrink).
     a_sigma, b_sigma: sigma_j^-2 ~ Gamma(a_sigma, rate b_sigma), i.e. sigma^2 ~ IG(1, 0.3).
     alpha_var: prior variance of the categorical level intercepts, alpha_j ~ N(0, 1).
-    The full structure uses Omega ~ IW(p + 2, I) (sbgcop's default) and alpha_var.
+    pseudo_rows: the full structure's Omega ~ IW(p + 2 + m, (1 + m) I), mean I, is worth
+        m = pseudo_rows * sqrt(n) rows of independent latents (0: sbgcop's IW(p + 2, I)).
+    The full structure uses that and alpha_var.
     """
     nu: float = 3.0
     a1: float = 2.0
@@ -42,6 +49,11 @@ class Prior:
     a_sigma: float = 1.0
     b_sigma: float = 0.3
     alpha_var: float = 1.0
+    pseudo_rows: float = 0.25
+
+    def omega_weight(self, n: int) -> float:
+        """m of the full structure's IW(p + 2 + m, (1 + m) I) for n rows."""
+        return self.pseudo_rows * float(np.sqrt(n))
 
 
 @dataclass
@@ -115,17 +127,18 @@ def factor_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior
 def full_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior,
                rng: np.random.Generator, streams: np.ndarray) -> None:
     """One sweep of the full structure: Z | Omega, alpha; scale moves; alpha | Z, Omega;
-    Omega | Z, alpha ~ IW(p + 2 + n, I + sum_i (z_i - alpha)(z_i - alpha)')."""
+    Omega | Z, alpha ~ IW(p + 2 + m + n, (1 + m) I + sum_i (z_i - alpha)(z_i - alpha)')."""
     p, n = st.Zt.shape
     Omega = st.omega
     Q = _sym(np.linalg.inv(Omega))
     R = np.ascontiguousarray((st.Zt - st.alpha[:, None]).T @ Q)  # r_i = Q (z_i - alpha), (n, p)
     update_latent_full(st.Zt, R, Q, *cons.kernel_args, streams)
 
-    nu0 = p + 2.0
+    m = prior.omega_weight(n)
+    nu0, scale0 = p + 2.0 + m, 1.0 + m
     u = np.where(intercept,
-                 gig_move(0.5 * (1.0 - nu0) + np.zeros(p), st.alpha ** 2 / prior.alpha_var, np.diag(Q).copy(), rng),
-                 0.5 * np.diag(Q) / rng.gamma(0.5 * nu0, 1.0, size=p))
+                 gig_move(0.5 * (1.0 - nu0) + np.zeros(p), st.alpha ** 2 / prior.alpha_var, scale0 * np.diag(Q), rng),
+                 0.5 * scale0 * np.diag(Q) / rng.gamma(0.5 * nu0, 1.0, size=p))
     _rescale(st, u)
     g = np.sqrt(u)
     Q = Q / g[:, None] / g[None, :]
@@ -139,7 +152,7 @@ def full_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: 
         st.alpha[levels] = np.linalg.solve(P, b) + np.linalg.solve(chol.T, rng.standard_normal(levels.size))
 
     Zc = st.Zt - st.alpha[:, None]
-    scale_inv = np.linalg.inv(Zc @ Zc.T + np.eye(p))
+    scale_inv = np.linalg.inv(Zc @ Zc.T + scale0 * np.eye(p))
     bartlett = np.tril(rng.standard_normal((p, p)), -1)
     bartlett[np.diag_indices(p)] = np.sqrt(rng.chisquare(nu0 + n - np.arange(p)))
     factor = np.linalg.cholesky(_sym(scale_inv)) @ bartlett        # Omega^-1 ~ Wishart(nu0 + n, scale_inv)

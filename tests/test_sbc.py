@@ -27,10 +27,12 @@ PRIOR = Prior()
 BINS = 5
 
 
-def prior_omega(p: int, k: int | None, rng) -> np.ndarray:
-    """Omega from the full structure's IW(p + 2, I) (k None) or the factor structure's MGP prior."""
+def prior_omega(p: int, k: int | None, n: int, rng) -> np.ndarray:
+    """Omega from the full structure's IW(p + 2 + m, (1 + m) I) for n rows (k None) or the
+    factor structure's MGP prior."""
     if k is None:
-        return stats.invwishart(df=p + 2, scale=np.eye(p)).rvs(random_state=rng)
+        m = PRIOR.omega_weight(n)
+        return stats.invwishart(df=p + 2 + m, scale=(1 + m) * np.eye(p)).rvs(random_state=rng)
     delta = np.r_[rng.gamma(PRIOR.a1, 1.0), rng.gamma(PRIOR.a2, 1.0, size=k - 1)]
     phi = rng.gamma(PRIOR.nu / 2, 2.0 / PRIOR.nu, size=(p, k))
     Lambda = rng.standard_normal((p, k)) / np.sqrt(phi * np.cumprod(delta))
@@ -78,7 +80,7 @@ def test_ranks_of_the_truth_are_uniform_for_rank_columns(k, reps):
     pairs = [(0, 1), (0, 2), (1, 2)]
     ranks = np.empty((reps, len(pairs)), dtype=int)
     for r in range(reps):
-        omega = prior_omega(p, k, rng)
+        omega = prior_omega(p, k, n, rng)
         Z = rng.multivariate_normal(np.zeros(p), omega, size=n)
         C_true = omega / np.sqrt(np.outer(np.diag(omega), np.diag(omega)))
         C, _ = posterior(rank_table(n, Z, rng), k or p, seed=r, burn=300, kept=kept, thin=25)
@@ -96,7 +98,7 @@ def test_ranks_of_the_truth_are_uniform_for_a_nine_level_categorical(k, reps):
     columns = [LatentColumn(f"c={m}", "c", "level", m) for m in range(levels)] + [LatentColumn("x", "x", "value")]
     r = 0
     while r < reps:
-        omega = prior_omega(p, k, rng)
+        omega = prior_omega(p, k, 1, rng)
         alpha = np.r_[rng.normal(0.0, np.sqrt(PRIOR.alpha_var), levels), 0.0]
         z = rng.multivariate_normal(alpha, omega)
         if (z[:levels] > 0).sum() != 1:   # the Bernoulli factory: redraw the parameters
