@@ -12,8 +12,9 @@ z_i ~ N(alpha, Omega) on the latent scale; alpha_j is free for level columns and
   the data fix is about m / n, a sixth of a posterior sd at any n for rho = 0.5, while it
   bounds how far the ones they barely fix wander (two categoricals' levels, whose latents the
   data augmentation imputes): on the KDD census extract, 4,000 sweeps, m = 50 took the
-  median R-hat of C from 1.145 to 1.068, the max from 2.51 to 1.80, median bulk ESS 12 to 26. Omega is stored as Lambda Lambda' + s I with Lambda
-  (p, p), so both structures hand synthesis the same kind of draw.
+  median R-hat of C from 1.145 to 1.068, the max from 2.51 to 1.80, median bulk ESS 12 to 26.
+  Omega is stored as Lambda Lambda' + s I with Lambda (p, p), so both structures hand
+  synthesis the same kind of draw.
 
 Both end with a scale move per latent column (Liu and Sabatti 2000): rank and level
 likelihoods do not see a column's scale, so (z_.j, row and column j of Omega, alpha_j)
