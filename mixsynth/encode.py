@@ -136,7 +136,7 @@ def implications(spec: TableSpec, values: dict[str, np.ndarray], responses: tupl
             rows = codes == a
             for name in targets:
                 y = values[name][rows]
-                if name == A.name or np.isnan(y).any() or y.min() != y.max():
+                if np.isnan(y).any() or y.min() != y.max():   # (targets hold no categorical: never A)
                     continue
                 other = values[name][~rows]
                 other = other[~np.isnan(other)]
