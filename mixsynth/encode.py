@@ -19,8 +19,9 @@ and its links to the other variables are modelled (method.md section 5). Columns
 missing in exactly the same rows (say, two fields from one failed linkage) share one
 indicator: two identical latent columns would make a correlation of 1 that the sampler
 crawls along, and the shared blank is reproduced exactly. For the same reason, blanks that a
-complete binary column spells (a skip pattern: the date of death is blank exactly where
-death = 0) follow that column instead of getting an indicator. Blanks in fewer than
+complete binary column spells (a skip pattern: the date of death is blank where death = 0),
+in all but fewer than MIN_BLANK_ROWS rows (and 1%), follow that column instead of getting an
+indicator. Blanks in fewer than
 MIN_BLANK_ROWS rows get no indicator and no synthetic blanks: an indicator with a handful of
 cases carries almost no information for the copula, its correlations wander under the
 prior and stall the chains, and a blank held by one respondent is as telling as a rare level.
@@ -41,6 +42,7 @@ from .tableio import InputError
 
 METHODS = ("rpl", "rl")
 MIN_BLANK_ROWS = 10  # blanks in fewer rows get no indicator: the synthetic column has none there
+SPELLING_SLIP = 0.01  # ... and a binary spells a blank pattern it misses in fewer than this share of rows
 LEVEL_COLUMN_SHARE = 0.01  # levels of a categorical held by fewer of its rows share one level column
 POOL_MAX_SHARE = 0.15      # ... as long as that column holds at most this share of the rows
 IMPLIED_CHANCE = 1e-6      # an implication is kept when a table without it would show it less often
@@ -63,7 +65,10 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
     spelled = _spelled_blanks(spec, values, patterns, responses)
     implied = implications(spec, values, responses) if method == "rpl" else {}
     first = {names[0]: tuple(names) for key, names in patterns.items() if key not in spelled}
-    followers = {name: (tuple(patterns[key]), when) for key, (name, when) in spelled.items()}
+    followers: dict[str, tuple[tuple[str, ...], float]] = {}
+    for key, (name, when) in spelled.items():
+        blanks = followers.get(name, ((), when))[0]
+        followers[name] = (blanks + tuple(patterns[key]), when)
     out = []
     for col in spec.columns:
         if col.name in responses:
@@ -148,19 +153,28 @@ def implications(spec: TableSpec, values: dict[str, np.ndarray], responses: tupl
 
 def _spelled_blanks(spec: TableSpec, values: dict[str, np.ndarray], patterns: dict[bytes, list[str]],
                     responses: tuple[str, ...]) -> dict[bytes, tuple[str, float]]:
-    """Blank patterns that a complete binary column spells exactly (a skip pattern: the date
-    of death is blank exactly where death = 0): pattern key -> (that column, its value where
-    the cells are blank). Such blanks follow the binary instead of getting an indicator, a
-    copy of it whose correlation of 1 the chains would crawl along."""
-    out = {}
+    """Blank patterns that a complete binary column spells (a skip pattern: the date of
+    death is blank where death = 0) in all but fewer than MIN_BLANK_ROWS rows and than
+    SPELLING_SLIP of the rows: pattern key -> (that column, its value where the cells are
+    blank). Such blanks follow the binary
+    instead of getting an indicator, a copy of it whose correlation of (nearly) 1 the chains
+    would crawl along (NHEFS: the month and day of death are recorded for every death and for
+    2 of 1,057 survivors). The rows that differ are treated like blanks too few for an
+    indicator: at synthesis the cells are blank exactly where the binary says so. A binary
+    spells blanks for one of its values only (the first found)."""
+    out, value_of = {}, {}
+    gaps = {key: np.unpackbits(np.frombuffer(key, np.uint8))[:len(values[names[0]])].astype(bool)
+            for key, names in patterns.items()}
     for col in spec.columns:
         y = values[col.name]
         if col.kind != "binary" or col.name in responses or np.isnan(y).any():
             continue
         for when in np.unique(y):
-            key = np.packbits(y == when).tobytes()
-            if key in patterns and key not in out:
-                out[key] = (col.name, float(when))
+            for key, gap in gaps.items():
+                if key not in out and value_of.get(col.name, when) == when \
+                        and np.count_nonzero(gap != (y == when)) < min(MIN_BLANK_ROWS, SPELLING_SLIP * y.size):
+                    out[key] = (col.name, float(when))
+                    value_of[col.name] = when
     return out
 
 

@@ -247,20 +247,26 @@ def test_columns_missing_together_share_one_indicator_and_stay_blank_together(sh
 
 
 def test_blanks_that_a_binary_spells_follow_it(short_run):
-    """A skip pattern (year of death blank exactly where death = 0) gets no indicator, a copy
-    of death: the blanks follow death, in every synthetic row, at death's rate."""
+    """A skip pattern (year of death blank exactly where death = 0, month of death too but
+    for three slips) gets no indicator, a copy of death: the blanks follow death, in every
+    synthetic row, at death's rate."""
     rng = np.random.default_rng(9)
     n = 1200
     age = rng.normal(50, 10, n)
     death = (rng.random(n) < 1 / (1 + np.exp(-(age - 60) / 5))).astype(int)
+    month = np.where(death == 1, rng.integers(1, 13, n), np.nan)
+    month[np.flatnonzero(death == 0)[:2]] = 5      # a month recorded for two survivors
+    month[np.flatnonzero(death == 1)[0]] = np.nan  # and none for one death
     table = pd.DataFrame({"age": age, "death": death,
                           "yrdth": np.where(death == 1, rng.integers(83, 93, n), np.nan),
-                          "weight": rng.normal(70, 10, n)})
+                          "modth": month, "weight": rng.normal(70, 10, n)})
     model = CopulaSynthesizer(infer_spec(table), short_run, seed=0).fit(table)
     assert not [c for c in model.columns_ if c.role == "missing"]
-    assert [(c.name, c.blanks, c.blank_when) for c in model.columns_ if c.blanks] == [("death", ("yrdth",), 0.0)]
+    assert [(c.name, c.blanks, c.blank_when) for c in model.columns_ if c.blanks] == [
+        ("death", ("yrdth", "modth"), 0.0)]
     syn = model.sample(n_rows=6000, seed=1)
     assert (syn["yrdth"].isna() == (syn["death"] == 0)).all()
+    assert (syn["modth"].isna() == (syn["death"] == 0)).all()
     assert abs(syn["death"].mean() - table["death"].mean()) < 0.03
     assert syn.loc[syn["age"] > 60, "death"].mean() > syn.loc[syn["age"] < 45, "death"].mean() + 0.2
 
