@@ -12,7 +12,7 @@ the 80% training rows (`mixsynth split`'s rule, seed 1), the spec's sampler sett
 two chains in parallel processes. Measured: wall seconds of the chains alone (marginals and
 BART responses excluded), the structure and size of the latent layer, and the convergence
 summary the model carries (rank-normalized split R-hat, bulk and tail ESS of the judged
-entries of C, diagnostics.identified_pairs), with bulk ESS per second.
+entries of C, diagnostics.judged_entries), with bulk ESS per second.
 The paper layout's figure is core.py's `fit` piece (default budget, inferred spec).
 """
 import sys
@@ -45,7 +45,7 @@ def bench_dataset(name: str, quick: bool) -> dict:
 
     from mixsynth import CopulaSynthesizer, infer_spec, load_spec
     from mixsynth.datasets import load_ncbirths, load_cps1988, load_nhefs
-    from mixsynth.diagnostics import identified_pairs
+    from mixsynth.diagnostics import judged_entries
     from mixsynth.sampler import run_chains
     from mixsynth.settings import method_settings
 
@@ -67,7 +67,7 @@ def bench_dataset(name: str, quick: bool) -> dict:
     started = time.perf_counter()
     cons = model._fit_marginals(train)
     t0 = time.perf_counter()
-    model.set_chains(run_chains(cons, model.factors_, settings, 1, pairs=identified_pairs(model.columns_)))
+    model.set_chains(run_chains(cons, model.factors_, settings, 1, judged=judged_entries(model.columns_)))
     wall = time.perf_counter() - t0
     stages = {"marginals_and_screen": t0 - started, "chains": wall}
     if name.endswith("-defaults"):   # the whole fit a new user's command makes (synthesis excluded)

@@ -82,12 +82,14 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
         elif col.name in followers:
             blanks, when = followers[col.name]
             out.append(LatentColumn(col.name, col.name, "value", blanks=blanks, blank_when=when,
+                                    blank_share=float(np.mean(values[col.name] == when)),
                                     implied=implied.get(col.name, ())))
         else:
             out.append(LatentColumn(col.name, col.name, "value", implied=implied.get(col.name, ())))
         if col.name in first:
             blanks = first[col.name]
-            out.append(LatentColumn(f"{'|'.join(blanks)}:missing", col.name, "missing", blanks=blanks))
+            out.append(LatentColumn(f"{'|'.join(blanks)}:missing", col.name, "missing", blanks=blanks,
+                                    blank_share=float(np.isnan(values[col.name]).mean())))
     return out
 
 

@@ -32,6 +32,7 @@ class LatentColumn:
     pooled: tuple[int, ...] = ()  # a level column for several rare levels: their codes (level: the first)
     blanks: tuple[str, ...] = ()  # the input columns this indicator (or binary value column) blanks
     blank_when: float | None = None  # a binary value column: its value where those cells are blank
+    blank_share: float = 0.0  # an indicator or such a binary: the share of rows where they are blank
     implied: tuple[tuple[str, int, float], ...] = ()  # a value column: (categorical, level, value)
     #   it always holds on that level's rows (encode.implications), set so at synthesis
 

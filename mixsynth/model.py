@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .diagnostics import convergence, copula_correlation, identified_pairs
+from .diagnostics import convergence, copula_correlation, judged_entries
 from .guards import check_layout
 from .encode import categorical_sources, encode, level_codes, rank_column_values
 from .latent import LatentColumn, initial_latent
@@ -100,7 +100,7 @@ class CopulaSynthesizer:
         if hasattr(monitor, "before_sampling"):  # e.g. the command line's cost estimate
             monitor.before_sampling(self)
         self.set_chains(run_chains(cons, self.factors_, self.settings, self.seed, self.workers, monitor,
-                                   identified_pairs(self.columns_)))
+                                   judged_entries(self.columns_)))
         return self.fit_responses(frame)
 
     def _encode(self, frame: pd.DataFrame):
@@ -158,7 +158,7 @@ class CopulaSynthesizer:
             raise InputError(f"chain must be between 0 and {self.settings.chains - 1}")
         _, cons = self._encode(frame)
         seed = np.random.SeedSequence(self.seed).spawn(self.settings.chains)[chain]
-        return run_chain(cons, self.factors_, self.settings, seed, progress, identified_pairs(self.columns_))
+        return run_chain(cons, self.factors_, self.settings, seed, progress, judged_entries(self.columns_))
 
     def set_chains(self, chains) -> "CopulaSynthesizer":
         """Keep the draws of every chain: a dict of arrays stacked over chains (C, T, ...)

@@ -12,7 +12,7 @@ from multiprocessing import get_context
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .diagnostics import chain_converged
+from .diagnostics import Judged, chain_converged, every_entry
 from .latent import LEVEL, Constraints, initial_latent
 from .moves import ChainState, Prior, factor_sweep, full_sweep
 from .tableio import InputError
@@ -143,13 +143,13 @@ def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior
 
 
 def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.random.SeedSequence,
-              progress=None, pairs: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+              progress=None, judged: Judged | None = None) -> dict[str, np.ndarray]:
     """Run one chain; return its kept draws: alpha (T, p), Lambda (T, p, k), sigma2 (T, p),
     and the sweeps it ran (a 0-d array).
 
     With ``settings.until_converged`` the chain stops after the first of ``settings.rounds()``
-    whose draws pass ``chain_converged`` on the entries ``pairs`` of C (index arrays; None:
-    every pair). ``progress(sweeps_done)`` is called every few sweeps when given.
+    whose draws pass ``chain_converged`` on the ``judged`` quantities of C (None: every
+    entry). ``progress(sweeps_done)`` is called every few sweeps when given.
     """
     rng_seed, stream_seed, noise_seed = seed.spawn(3)
     rng = np.random.default_rng(rng_seed)
@@ -160,8 +160,8 @@ def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.ran
     p, T = cons.kind.size, settings.kept
     out = {"alpha": np.empty((T, p)), "Lambda": np.empty((T, p, k)), "sigma2": np.empty((T, p))}
     rounds = settings.rounds()
-    if pairs is None:
-        pairs = np.triu_indices(p, 1)
+    if judged is None:
+        judged = every_entry(p)
     r, t = 0, 0
     length, burn_in, thin = rounds[0]
     with threadpool_limits(1, user_api="blas"):  # BLAS threads would fight numba's for cores
@@ -171,7 +171,7 @@ def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.ran
                 out["alpha"][t], out["Lambda"][t], out["sigma2"][t] = st.alpha, st.Lambda, 1.0 / st.prec
                 t += 1
             last = it + 1 == length and (r + 1 == len(rounds) or chain_converged(
-                out["Lambda"], out["sigma2"], pairs, ROUND_RHAT, ROUND_ESS))
+                out["Lambda"], out["sigma2"], judged, ROUND_RHAT, ROUND_ESS))
             if progress is not None and (it % 10 == 9 or last):
                 progress(it + 1)
             if last:
@@ -193,20 +193,19 @@ def _init_worker(counter, threads):
     numba.set_num_threads(threads)
 
 
-def _chain_in_worker(index, cons, k, settings, seed, pairs):
+def _chain_in_worker(index, cons, k, settings, seed, judged):
     def progress(done):
         _COUNTER[index] = done
-    return run_chain(cons, k, settings, seed, progress, pairs)
+    return run_chain(cons, k, settings, seed, progress, judged)
 
 
 def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
-               workers: int | None = None, monitor=None,
-               pairs: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+               workers: int | None = None, monitor=None, judged: Judged | None = None) -> dict[str, np.ndarray]:
     """Run ``settings.chains`` chains, in parallel processes when ``workers`` > 1.
 
     Returns draws stacked over chains: alpha (C, T, p), Lambda (C, T, p, k), sigma2 (C, T, p),
     and sweeps (C,) each ran. ``monitor(done_per_chain: list[int])`` is called while chains
-    run; ``pairs``: the entries of C a chain's stopping check judges (run_chain).
+    run; ``judged``: the quantities of C a chain's stopping check judges (run_chain).
     """
     seeds = np.random.SeedSequence(seed).spawn(settings.chains)
     cores = os.cpu_count() or 1
@@ -219,7 +218,7 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
                 done[c] = d
                 if monitor:
                     monitor(done)
-            results.append(run_chain(cons, k, settings, s, progress, pairs))
+            results.append(run_chain(cons, k, settings, s, progress, judged))
     else:
         ctx = get_context("spawn")
         counter = ctx.Array("l", settings.chains, lock=False)
@@ -230,7 +229,7 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
         try:
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                      initargs=(counter, threads)) as pool:
-                futures = [pool.submit(_chain_in_worker, c, cons, k, settings, s, pairs)
+                futures = [pool.submit(_chain_in_worker, c, cons, k, settings, s, judged)
                            for c, s in enumerate(seeds)]
                 pending = set(futures)
                 while pending:

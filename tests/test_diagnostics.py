@@ -1,0 +1,34 @@
+"""The convergence headline's quantities: what the data fix, computed from C."""
+import numpy as np
+
+from mixsynth.diagnostics import judged_entries
+from mixsynth.latent import LatentColumn
+
+
+def test_correlations_where_a_column_is_seen_match_the_selected_rows():
+    """A column blanked where a binary is 0 (share 0.7) is judged by its correlations among
+    the rows where the binary is 1; Pearson-Lawley on C gives the correlation a large
+    sample shows among those rows, and plain entries stay plain."""
+    rng = np.random.default_rng(5)
+    C = np.array([[1.0, 0.5, 0.6, 0.2],   # positive definite
+                  [0.5, 1.0, 0.5, 0.3],
+                  [0.6, 0.5, 1.0, 0.1],
+                  [0.2, 0.3, 0.1, 1.0]])
+    columns = [LatentColumn("yrdth", "yrdth", "value"), LatentColumn("age", "age", "value"),
+               LatentColumn("death", "death", "value", blanks=("yrdth",), blank_when=0.0, blank_share=0.7),
+               LatentColumn("weight", "weight", "value")]
+    judged = judged_entries(columns)
+    pairs = list(zip(judged.a.tolist(), judged.b.tolist()))
+    assert (0, 2) not in pairs                       # yrdth ~ death: not fixed by the data
+    Z = rng.multivariate_normal(np.zeros(4), C, size=400_000)
+    seen = Z[:, 2] > np.quantile(Z[:, 2], 0.7)
+    values = judged.values(C)
+    for k, (a, b) in enumerate(pairs):
+        if judged.seen[k] >= 0:
+            assert 0 in (a, b)
+            expected = np.corrcoef(Z[seen, a], Z[seen, b])[0, 1]
+        else:
+            assert 0 not in (a, b)
+            expected = C[a, b]
+        assert abs(values[k] - expected) < 0.01, (a, b, values[k], expected)
+    assert abs(values[pairs.index((0, 1))] - C[0, 1]) > 0.1   # the selection matters here
