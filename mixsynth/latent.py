@@ -5,21 +5,30 @@ Latent columns are of two kinds:
 
 * rank columns (binary, ordinal, count, continuous values, missingness indicators and the
   RL baseline's dummies): the order of z_.j must match the order of y_.j; rows sharing a
-  value form one group, drawn together between the neighbouring groups' extremes;
+  value form one group, drawn together between the neighbouring groups' extremes. Between
+  two groups of at least TIE_ROWS rows each, a cut move follows (``_move_cut``) when the
+  other columns predict the column well (conditional sd under CUT_RESIDUAL_SD of its own):
+  the draw alone moves their boundary by the gap between the groups' extremes, a sliver a
+  sweep, and the correlations of columns that (nearly) determine each other, like a state's
+  cigarette price and tax in NHEFS, follow it;
 * level columns (one per level of an unordered categorical, or one for its rare levels
   pooled): z > 0 in rows with that level, z < 0 in rows with another level.
 
 Missing cells are unconstrained in both kinds.
 """
+import math
 from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
 from scipy import stats
 
-from .truncnorm import std_normal, truncnorm
+from .truncnorm import std_normal, truncnorm, uniform
 
 RANK, LEVEL = 0, 1
+TIE_ROWS = 20  # a boundary between two tie groups of at least this many rows gets the cut move,
+CUT_RESIDUAL_SD = 0.5  # in a sweep where the others predict its column to within this share of its sd
+SQRT2, SQRT2PI = math.sqrt(2.0), math.sqrt(2.0 * math.pi)
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,8 @@ class Constraints:
     missing: rows with a missing value, column j's at ``missing[missing_ptr[j]:...]``.
     codes: (n_categorical, n) int64 level codes, -1 for missing; a level column j reads
         row ``code_row[j]`` and is positive where the code equals ``code_level[j]``.
+    cuts: the boundaries that get the cut move, each as the index g (within its column's
+        groups) of the group below it; column j's are ``cuts[cut_ptr[j]:cut_ptr[j+1]]``.
     """
     kind: np.ndarray
     order: np.ndarray
@@ -64,6 +75,8 @@ class Constraints:
     codes: np.ndarray
     code_row: np.ndarray
     code_level: np.ndarray
+    cuts: np.ndarray
+    cut_ptr: np.ndarray
 
     @property
     def n_rows(self) -> int:
@@ -73,20 +86,21 @@ class Constraints:
     def kernel_args(self) -> tuple:
         """The arrays every latent kernel takes after its own, in order."""
         return (self.kind, self.order, self.order_ptr, self.groups, self.group_ptr, self.missing,
-                self.missing_ptr, self.codes, self.code_row, self.code_level)
+                self.missing_ptr, self.codes, self.code_row, self.code_level, self.cuts, self.cut_ptr)
 
 
 def build_constraints(columns: list[LatentColumn], rank_values: dict[str, np.ndarray],
-                      codes: np.ndarray, code_index: dict[str, int]) -> Constraints:
+                      codes: np.ndarray, code_index: dict[str, int], tie_rows: int = TIE_ROWS) -> Constraints:
     """Constraints for ``columns``.
 
     rank_values: latent column name -> (n,) float values, NaN where missing (rank columns).
     codes: (n_categorical, n) level codes, -1 missing; code_index: source column -> row.
+    tie_rows: boundaries between two tie groups of at least this many rows get the cut move.
     """
     n = codes.shape[1]
     kind = np.array([c.kind for c in columns], dtype=np.int8)
-    order, groups, missing = [], [], []
-    order_ptr, group_ptr, missing_ptr = [0], [0], [0]
+    order, groups, missing, cuts = [], [], [], []
+    order_ptr, group_ptr, missing_ptr, cut_ptr = [0], [0], [0], [0]
     code_row = np.full(len(columns), -1, dtype=np.int64)
     code_level = np.full(len(columns), -1, dtype=np.int64)
     for j, col in enumerate(columns):
@@ -103,9 +117,12 @@ def build_constraints(columns: list[LatentColumn], rank_values: dict[str, np.nda
             order.append(rows)
             groups.append(np.r_[starts, rows.size])
             missing.append(np.flatnonzero(np.isnan(y)))
+            large = np.diff(groups[-1]) >= tie_rows
+            cuts.append(np.flatnonzero(large[:-1] & large[1:]))
         order_ptr.append(order_ptr[-1] + (order[-1].size if col.kind == RANK else 0))
         group_ptr.append(group_ptr[-1] + (groups[-1].size if col.kind == RANK else 0))
         missing_ptr.append(missing_ptr[-1] + missing[-1].size)
+        cut_ptr.append(cut_ptr[-1] + (cuts[-1].size if col.kind == RANK else 0))
 
     def flat(parts):
         return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
@@ -115,7 +132,7 @@ def build_constraints(columns: list[LatentColumn], rank_values: dict[str, np.nda
         groups=flat(groups), group_ptr=np.array(group_ptr, np.int64),
         missing=flat(missing), missing_ptr=np.array(missing_ptr, np.int64),
         codes=np.ascontiguousarray(codes, dtype=np.int64).reshape(-1, n),
-        code_row=code_row, code_level=code_level)
+        code_row=code_row, code_level=code_level, cuts=flat(cuts), cut_ptr=np.array(cut_ptr, np.int64))
 
 
 def initial_latent(cons: Constraints) -> np.ndarray:
@@ -137,10 +154,11 @@ def initial_latent(cons: Constraints) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def _draw_column(z, mu, s, step, j, kind, order, order_ptr, groups, group_ptr, missing, missing_ptr,
-                 codes, code_row, code_level, state):
+def _draw_column(z, mu, s, step, j, cut_sd, kind, order, order_ptr, groups, group_ptr, missing,
+                 missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state):
     """Draw latent column ``j`` (z, (n,), in place) from N(mu_i, s_i^2) under its
-    constraints; row i's sd is s[i * step] (step 0: one sd for the column, 1: one a row)."""
+    constraints; row i's sd is s[i * step] (step 0: one sd for the column, 1: one a row).
+    The cut moves follow when the column's sd is below ``cut_sd[j]``."""
     for t in range(missing_ptr[j], missing_ptr[j + 1]):
         i = missing[t]
         z[i] = mu[i] + s[i * step] * std_normal(state, j)
@@ -178,11 +196,121 @@ def _draw_column(z, mu, s, step, j, kind, order, order_ptr, groups, group_ptr, m
             if v > new_lo:
                 new_lo = v
         lo = new_lo
+    if cut_ptr[j + 1] > cut_ptr[j] and s[0] < cut_sd[j]:
+        keep = np.empty(3 * (order_ptr[j + 1] - base))
+        for t in range(cut_ptr[j], cut_ptr[j + 1]):
+            g = cuts[t]
+            below = base + groups[g0 + g - 1] if g > 0 else -1
+            above = base + groups[g0 + g + 3] if g + 2 < n_groups else -1
+            _move_cut(z, mu, s, step, j, order, below, base + groups[g0 + g], base + groups[g0 + g + 1],
+                      base + groups[g0 + g + 2], above, keep, state)
+
+
+@nb.njit(cache=True)
+def _move_cut(z, mu, s, step, j, order, below, a, b, c, above, keep, state):
+    """The cut move of latent column ``j`` between its tie groups order[a:b] and order[b:c],
+    in place; order[below:a] and order[c:above] are the groups around them (-1: none);
+    ``keep`` is scratch space of at least 3 (c - a).
+
+    Under the rank likelihood the two groups' latents must stay on their sides of each other
+    and inside (lo, hi), the neighbouring groups' extremes. A boundary gam drawn uniformly in
+    the gap between them augments the state exactly. Proposal: a random-walk Metropolis step
+    for gam in the model where it is a free cutpoint and the two groups' latents are
+    integrated out (so it moves by about a cutpoint's posterior sd, not by the gap; the step
+    is s / sqrt(rows of the smaller group), half or twice that at random), then, if it moved,
+    both groups' latents drawn on their sides of it. That leaves the free-cutpoint model,
+    whose density is the rank likelihood's times the gap, invariant; Metropolis-Hastings
+    accepts it with probability min(1, old gap / new gap), which makes the move exact for
+    the rank likelihood (Cowles 1996 integrates the latents out of cutpoint moves likewise).
+    """
+    lo = _extreme(z, order, below, a, 1.0)
+    hi = -_extreme(z, order, c, above, -1.0)
+    top, bottom = _extreme(z, order, a, b, 1.0), -_extreme(z, order, b, c, -1.0)
+    gap = bottom - top
+    gam = top + gap * uniform(state, j)
+    size = s[order[a] * step] / math.sqrt(min(b - a, c - b))
+    new = gam + size * (0.5 if uniform(state, j) < 0.5 else 2.0) * std_normal(state, j)
+    if not lo < new < hi:
+        return
+    m = c - a
+    for t in range(a, c):   # the far ends' tail masses, fixed during the move
+        i = order[t]
+        x = ((lo if t < b else hi) - mu[i]) / s[i * step]
+        keep[m + t - a] = 0.5 * math.erfc(-x / SQRT2)       # Phi(x)
+        keep[2 * m + t - a] = 0.5 * math.erfc(x / SQRT2)    # 1 - Phi(x)
+    ratio = _cut_density(new, mu, s, step, order, a, b, c, lo, hi, keep, m) \
+        - _cut_density(gam, mu, s, step, order, a, b, c, lo, hi, keep, m)
+    if not math.log(uniform(state, j)) < ratio:
+        return
+    new_top, new_bottom = -np.inf, np.inf
+    for t in range(a, c):
+        i = order[t]
+        keep[t - a] = z[i]
+        if t < b:
+            z[i] = truncnorm(mu[i], s[i * step], lo, new, state, j)
+            new_top = max(new_top, z[i])
+        else:
+            z[i] = truncnorm(mu[i], s[i * step], new, hi, state, j)
+            new_bottom = min(new_bottom, z[i])
+    if uniform(state, j) * (new_bottom - new_top) > gap:   # refused: the latents go back
+        for t in range(a, c):
+            z[order[t]] = keep[t - a]
+
+
+@nb.njit(cache=True)
+def _cut_density(gam, mu, s, step, order, a, b, c, lo, hi, tails, m):
+    """log density of the boundary gam between groups order[a:b] and order[b:c], their
+    latents z_i ~ N(mu_i, s_i^2) integrated out: the sum of log P(lo < z_i < gam) over the
+    lower group and of log P(gam < z_i < hi) over the upper one. ``tails[m + r]`` and
+    ``tails[2m + r]`` hold Phi and 1 - Phi at the far end (lo or hi) of row order[a + r]."""
+    out = 0.0
+    for t in range(a, c):
+        i = order[t]
+        x = (gam - mu[i]) / s[i * step]
+        r = t - a
+        if t < b:   # P(lo < z < gam), from the tail on gam's side of 0
+            mass = 0.5 * math.erfc(-x / SQRT2) - tails[m + r] if x <= 0.0 else tails[2 * m + r] - 0.5 * math.erfc(x / SQRT2)
+        else:       # P(gam < z < hi)
+            mass = tails[m + r] - 0.5 * math.erfc(-x / SQRT2) if x <= 0.0 else 0.5 * math.erfc(x / SQRT2) - tails[2 * m + r]
+        if mass > 1e-300:
+            out += math.log(mass)
+        elif t < b:
+            out += _log_norm_mass((lo - mu[i]) / s[i * step], x)
+        else:
+            out += _log_norm_mass(x, (hi - mu[i]) / s[i * step])
+    return out
+
+
+@nb.njit(cache=True)
+def _log_norm_mass(x, y):
+    """log(Phi(y) - Phi(x)) for x < y, stable in both tails."""
+    if x >= 0.0:
+        qx, qy = 0.5 * math.erfc(x / SQRT2), 0.5 * math.erfc(y / SQRT2)
+        if qx > 1e-300:
+            return math.log(qx) + math.log1p(-qy / qx)
+        log_qx = -0.5 * x * x - math.log(x * SQRT2PI)   # Mills' ratio, past erfc's range
+        log_qy = -0.5 * y * y - math.log(y * SQRT2PI) if y < np.inf else -np.inf
+        return log_qx + math.log1p(-math.exp(log_qy - log_qx))
+    if y <= 0.0:
+        return _log_norm_mass(-y, -x)
+    return math.log1p(-0.5 * math.erfc(-x / SQRT2) - 0.5 * math.erfc(y / SQRT2))
+
+
+@nb.njit(cache=True)
+def _extreme(z, order, a, b, sign):
+    """max of sign * z over order[a:b]; -inf when a < 0 (no group)."""
+    out = -np.inf
+    if a >= 0:
+        for t in range(a, b):
+            v = sign * z[order[t]]
+            if v > out:
+                out = v
+    return out
 
 
 @nb.njit(cache=True, parallel=True)
-def update_latent(Zt, Mt, sd, kind, order, order_ptr, groups, group_ptr,
-                  missing, missing_ptr, codes, code_row, code_level, state):
+def update_latent(Zt, Mt, sd, cut_sd, kind, order, order_ptr, groups, group_ptr,
+                  missing, missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state):
     """Draw every latent cell from its truncated-normal full conditional, in place.
 
     Zt, Mt: (p, n) latent values and their conditional means; sd: (p, 1) conditional sds,
@@ -191,14 +319,14 @@ def update_latent(Zt, Mt, sd, kind, order, order_ptr, groups, group_ptr,
     """
     step = 1 if sd.shape[1] > 1 else 0
     for j in nb.prange(Zt.shape[0]):
-        _draw_column(Zt[j], Mt[j], sd[j], step, j, kind, order, order_ptr, groups, group_ptr,
-                     missing, missing_ptr, codes, code_row, code_level, state)
+        _draw_column(Zt[j], Mt[j], sd[j], step, j, cut_sd, kind, order, order_ptr, groups, group_ptr,
+                     missing, missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state)
 
 
 @nb.njit(cache=True)
-def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, kind, order, order_ptr,
+def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, cut_sd, kind, order, order_ptr,
                          groups, group_ptr, missing, missing_ptr, codes, code_row,
-                         code_level, state):
+                         code_level, cuts, cut_ptr, state):
     """Draw every latent column from its full conditional given the other columns, with
     the factors integrated out: z_i ~ N(alpha, Omega), Omega = Lambda Lambda' + Sigma.
 
@@ -229,8 +357,8 @@ def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, kind, order, 
             mu[i] = z[i] - r / q
             old[i] = z[i]
         sd[0] = 1.0 / np.sqrt(q)
-        _draw_column(z, mu, sd, 0, j, kind, order, order_ptr, groups, group_ptr,
-                     missing, missing_ptr, codes, code_row, code_level, state)
+        _draw_column(z, mu, sd, 0, j, cut_sd, kind, order, order_ptr, groups, group_ptr,
+                     missing, missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state)
         lam = Lambda[j]
         for i in range(n):
             step = d * (z[i] - old[i])
@@ -242,16 +370,16 @@ def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, kind, order, 
 def draw_latent(Zt: np.ndarray, Mt: np.ndarray, sd: np.ndarray, cons: Constraints,
                 state: np.ndarray) -> None:
     """Update ``Zt`` (p, n) in place given means ``Mt`` (p, n) and sds ``sd``: (p,) one a
-    column, or (p, n) one a cell."""
+    column, or (p, n) one a cell; no cut moves."""
     sd = np.asarray(sd, dtype=float)
     sd = np.ascontiguousarray(sd[:, None] if sd.ndim == 1 else sd)
     with nb.parallel_chunksize(1):  # columns differ in cost: hand them out one at a time
-        update_latent(Zt, Mt, sd, *cons.kernel_args, state)
+        update_latent(Zt, Mt, sd, np.zeros(sd.shape[0]), *cons.kernel_args, state)
 
 
 @nb.njit(cache=True)
-def update_latent_full(Zt, R, Q, kind, order, order_ptr, groups, group_ptr, missing,
-                       missing_ptr, codes, code_row, code_level, state):
+def update_latent_full(Zt, R, Q, cut_sd, kind, order, order_ptr, groups, group_ptr, missing,
+                       missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state):
     """Draw every latent column from its full conditional given the other columns under
     z_i ~ N(alpha, Omega) with precision Q = Omega^-1 (p, p), in place: the rank columns
     one after another, then the level columns row by row.
@@ -275,8 +403,8 @@ def update_latent_full(Zt, R, Q, kind, order, order_ptr, groups, group_ptr, miss
             mu[i] = z[i] - R[i, j] / q
             old[i] = z[i]
         sd[0] = 1.0 / np.sqrt(q)
-        _draw_column(z, mu, sd, 0, j, kind, order, order_ptr, groups, group_ptr,
-                     missing, missing_ptr, codes, code_row, code_level, state)
+        _draw_column(z, mu, sd, 0, j, cut_sd, kind, order, order_ptr, groups, group_ptr,
+                     missing, missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state)
         col = Q[j]
         for i in range(n):
             step = z[i] - old[i]

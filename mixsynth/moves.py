@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .latent import Constraints, update_latent_factor, update_latent_full
+from .latent import CUT_RESIDUAL_SD, Constraints, update_latent_factor, update_latent_full
 from .truncnorm import fill_normal
 
 
@@ -89,7 +89,8 @@ def factor_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior
     cond_prec = st.prec - st.prec ** 2 * np.einsum("jh,jh->j", st.Lambda, G)
     U = np.ascontiguousarray((PL.T @ st.Zt).T)                   # u_i = Lambda' D (z_i - alpha), (n, k)
     U -= st.alpha @ PL
-    update_latent_factor(st.Zt, U, st.alpha, st.prec, G, cond_prec, st.Lambda, *cons.kernel_args, streams)
+    cut_sd = CUT_RESIDUAL_SD * np.sqrt((st.Lambda ** 2).sum(axis=1) + 1.0 / st.prec)
+    update_latent_factor(st.Zt, U, st.alpha, st.prec, G, cond_prec, st.Lambda, cut_sd, *cons.kernel_args, streams)
     fill_normal(st.etaT, noise_streams)
     st.etaT = np.linalg.cholesky(W) @ st.etaT
     st.etaT += W @ U.T
@@ -133,7 +134,7 @@ def full_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: 
     Omega = st.omega
     Q = _sym(np.linalg.inv(Omega))
     R = np.ascontiguousarray((st.Zt - st.alpha[:, None]).T @ Q)  # r_i = Q (z_i - alpha), (n, p)
-    update_latent_full(st.Zt, R, Q, *cons.kernel_args, streams)
+    update_latent_full(st.Zt, R, Q, CUT_RESIDUAL_SD * np.sqrt(np.diag(Omega)), *cons.kernel_args, streams)
 
     m = prior.omega_weight(n)
     nu0, scale0 = p + 2.0 + m, 1.0 + m

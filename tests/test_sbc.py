@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from mixsynth import moves
 from mixsynth.diagnostics import copula_correlation
-from mixsynth.latent import LatentColumn, build_constraints
+from mixsynth.latent import TIE_ROWS, LatentColumn, build_constraints
 from mixsynth.moves import Prior
 from mixsynth.sampler import SamplerSettings, run_chain
 
@@ -49,9 +50,10 @@ def posterior(cons, k: int, seed: int, burn: int, kept: int, thin: int):
     return C, draws["alpha"] / np.sqrt(omega_diag)
 
 
-def rank_table(n: int, Z: np.ndarray, rng):
+def rank_table(n: int, Z: np.ndarray, rng, tie_rows: int = TIE_ROWS):
     """Constraints of a continuous column with 10% blanks, a binary whose ones are the top 2%
-    of its latent column and a 4-level ordinal with fixed group sizes, from latent Z (n, 3)."""
+    of its latent column and a 4-level ordinal with fixed group sizes, from latent Z (n, 3);
+    boundaries between groups of ``tie_rows`` rows get cut moves."""
     x = Z[:, 0].copy()
     x[rng.choice(n, n // 10, replace=False)] = np.nan
     b = np.zeros(n)
@@ -60,7 +62,7 @@ def rank_table(n: int, Z: np.ndarray, rng):
     o = np.empty(n)
     o[np.argsort(Z[:, 2])] = np.repeat(np.arange(4.0), np.diff(np.r_[0, np.round(np.cumsum(sizes))]).astype(int))
     columns = [LatentColumn(name, name, "value") for name in ("x", "b", "o")]
-    return build_constraints(columns, {"x": x, "b": b, "o": o}, np.zeros((0, n), np.int64), {})
+    return build_constraints(columns, {"x": x, "b": b, "o": o}, np.zeros((0, n), np.int64), {}, tie_rows)
 
 
 def uniform_p_value(ranks: np.ndarray, kept: int) -> float:
@@ -69,13 +71,18 @@ def uniform_p_value(ranks: np.ndarray, kept: int) -> float:
     return stats.chisquare(counts).pvalue
 
 
-STRUCTURES = [pytest.param(None, 300, id="full"),                       # k = p: IW, the default below 60 columns
+STRUCTURES = [pytest.param(None, 300, id="full"),                       # k = p: IW, the default below 120 columns
               pytest.param(2, 150, id="factor", marks=pytest.mark.slow)]  # the MGP factor model
+CUT_MOVES = [pytest.param(False, id="as-fitted"),   # cut moves where the columns predict each other well
+             pytest.param(True, id="cut-moves-everywhere")]   # and at every boundary, every sweep
 
 
+@pytest.mark.parametrize("cut_moves", CUT_MOVES)
 @pytest.mark.parametrize("k, reps", STRUCTURES)
-def test_ranks_of_the_truth_are_uniform_for_rank_columns(k, reps):
+def test_ranks_of_the_truth_are_uniform_for_rank_columns(k, reps, cut_moves, monkeypatch):
     n, p, kept = 150, 3, 14
+    if cut_moves:   # the binary's 3 ones and the ordinal's groups of 23-45 rows
+        monkeypatch.setattr(moves, "CUT_RESIDUAL_SD", np.inf)
     rng = np.random.default_rng(20261201)
     pairs = [(0, 1), (0, 2), (1, 2)]
     ranks = np.empty((reps, len(pairs)), dtype=int)
@@ -83,7 +90,8 @@ def test_ranks_of_the_truth_are_uniform_for_rank_columns(k, reps):
         omega = prior_omega(p, k, n, rng)
         Z = rng.multivariate_normal(np.zeros(p), omega, size=n)
         C_true = omega / np.sqrt(np.outer(np.diag(omega), np.diag(omega)))
-        C, _ = posterior(rank_table(n, Z, rng), k or p, seed=r, burn=300, kept=kept, thin=25)
+        C, _ = posterior(rank_table(n, Z, rng, 2 if cut_moves else TIE_ROWS), k or p, seed=r,
+                         burn=300, kept=kept, thin=25)
         ranks[r] = [(C[:, a, b] < C_true[a, b]).sum() for a, b in pairs]
     p_values = [uniform_p_value(ranks[:, q], kept) for q in range(len(pairs))]
     assert min(p_values) > 0.001, p_values
