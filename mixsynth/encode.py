@@ -96,18 +96,26 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
 def level_columns(name: str, levels: tuple, y: np.ndarray) -> list[LatentColumn]:
     """The RPL level columns of categorical ``name`` with model values ``y`` ((n,) codes, NaN
     missing): one a level, except that levels held by under LEVEL_COLUMN_SHARE of its observed
-    rows, when there are two or more, share one column (named for how many it pools); the
-    rarest of them only, as long as the pool holds at most POOL_MAX_SHARE of the rows, so a
-    categorical of many equally small levels keeps most of them (a pool of all would lose the
-    column's link to the others)."""
+    rows share one column (named for how many it pools); the rarest of them only, as long as
+    the pool holds at most POOL_MAX_SHARE of the rows, so a categorical of many equally small
+    levels keeps most of them (a pool of all would lose the column's link to the others).
+    A pool, or a lone rare level, held by under LEVEL_COLUMN_SHARE of the rows takes in the
+    next smallest levels until it holds that share (while another column remains): a column
+    positive in a handful of rows mixes in about n / n_level sweeps, like a rare binary
+    (NHEFS: marital status "other", 1 row; KDD census: never worked and without pay, 0.26%)."""
     counts = np.bincount(y[~np.isnan(y)].astype(np.int64), minlength=len(levels))
-    rare = np.flatnonzero(counts < LEVEL_COLUMN_SHARE * counts.sum())
+    total = counts.sum()
+    rare = np.flatnonzero(counts < LEVEL_COLUMN_SHARE * total)
     rare = rare[np.argsort(counts[rare], kind="stable")]             # the rarest first, while
-    rare = np.sort(rare[np.cumsum(counts[rare]) <= POOL_MAX_SHARE * counts.sum()])   # the pool stays small
-    rare = rare if rare.size >= 2 else rare[:0]
+    rare = list(rare[np.cumsum(counts[rare]) <= POOL_MAX_SHARE * total])   # the pool stays small
+    others = [int(i) for i in np.argsort(counts, kind="stable") if i not in rare]
+    while rare and counts[rare].sum() < LEVEL_COLUMN_SHARE * total and len(others) > 1 \
+            and counts[rare].sum() + counts[others[0]] <= POOL_MAX_SHARE * total:
+        rare.append(others.pop(0))
+    rare = np.sort(np.array(rare if len(rare) >= 2 else [], dtype=np.int64))
     out = [LatentColumn(f"{name}={lv}", name, "level", i) for i, lv in enumerate(levels) if i not in rare]
     if rare.size:
-        out.append(LatentColumn(f"{name}=({rare.size} levels under {LEVEL_COLUMN_SHARE:.0%} of rows)", name,
+        out.append(LatentColumn(f"{name}=(pool of {rare.size} levels)", name,
                                 "level", int(rare[0]), pooled=tuple(int(r) for r in rare)))
     return out
 

@@ -199,6 +199,18 @@ def test_rare_levels_share_one_level_column_and_keep_their_own_rows():
     assert np.abs(syn_mean - real_mean).max() < 0.15           # -0.4, 0 and +0.4 by group
 
 
+def test_a_lone_rare_level_shares_the_smallest_column_until_the_pool_holds_one_percent():
+    codes = np.r_[np.zeros(500), np.ones(300), np.full(6, 2.0), np.full(2, 3.0)]   # 2, 3: under 1%
+    pooled = [c.pooled for c in level_columns("c", (0, 1, 2, 3), codes) if c.pooled]
+    assert pooled == [(2, 3)]            # 0.99%, but level 1 would make the pool 38% of the rows
+    lone = np.r_[np.zeros(500), np.ones(60), np.full(300, 2.0), np.full(1, 3.0)]   # level 3: 1 row
+    columns = level_columns("c", (0, 1, 2, 3), lone)
+    assert [c.pooled for c in columns if c.pooled] == [(1, 3)]   # with the smallest other level
+    assert len(columns) == 3
+    two = level_columns("c", (0, 1), np.r_[np.zeros(500), np.ones(2)])
+    assert [c.pooled for c in two] == [(), ()]                    # a pool of both would be no column
+
+
 def test_a_pool_of_rare_levels_stays_small():
     codes = np.repeat(np.arange(150.0), 20)          # 150 levels of 0.67% each
     columns = level_columns("c", tuple(range(150)), codes)
