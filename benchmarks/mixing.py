@@ -124,8 +124,10 @@ def bench_sweep(sweeps: int = 20) -> dict:
 def markdown(res: dict) -> str:
     L = ["# Convergence of the copula on the real files", "",
          "Two chains in parallel processes, the example spec's budget, the 80% training rows, seed 1. "
-         "R-hat and ESS over the judged entries of C (a value with its own missingness indicator and "
-         "two levels of one categorical are not identified and left out).", "",
+         "R-hat and ESS over the judged entries of C (diagnostics.judged_entries: a value with its own "
+         "missingness indicator or the binary that spells its blanks, and two levels of one categorical, "
+         "are not identified and left out; a column seen on part of the rows is judged by its "
+         "correlations among those rows, '(where seen)').", "",
          "| file | rows | latent columns (k) | sweeps a chain (or sweeps / burn-in / thin) | chain seconds | max R-hat | "
          "min bulk ESS | median bulk ESS | min tail ESS | min bulk ESS / s | worst entries |",
          "|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -30,6 +30,10 @@ import numpy as np
 from .latent import CUT_RESIDUAL_SD, Constraints, update_latent_factor, update_latent_full
 from .truncnorm import fill_normal
 
+CUT_SHARE = 0.25  # a column's cut moves run in this share of the sweeps: at every sweep they
+#   cost 24% more a sweep on the 39,000-row census extract (7% at this share); NHEFS's max
+#   R-hat 1.376 at this share, 1.345 at every sweep (1.837 without)
+
 
 @dataclass(frozen=True)
 class Prior:
@@ -89,7 +93,7 @@ def factor_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior
     cond_prec = st.prec - st.prec ** 2 * np.einsum("jh,jh->j", st.Lambda, G)
     U = np.ascontiguousarray((PL.T @ st.Zt).T)                   # u_i = Lambda' D (z_i - alpha), (n, k)
     U -= st.alpha @ PL
-    cut_sd = CUT_RESIDUAL_SD * np.sqrt((st.Lambda ** 2).sum(axis=1) + 1.0 / st.prec)
+    cut_sd = _cut_sd((st.Lambda ** 2).sum(axis=1) + 1.0 / st.prec, cons, rng)
     update_latent_factor(st.Zt, U, st.alpha, st.prec, G, cond_prec, st.Lambda, cut_sd, *cons.kernel_args, streams)
     fill_normal(st.etaT, noise_streams)
     st.etaT = np.linalg.cholesky(W) @ st.etaT
@@ -134,7 +138,7 @@ def full_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: 
     Omega = st.omega
     Q = _sym(np.linalg.inv(Omega))
     R = np.ascontiguousarray((st.Zt - st.alpha[:, None]).T @ Q)  # r_i = Q (z_i - alpha), (n, p)
-    update_latent_full(st.Zt, R, Q, CUT_RESIDUAL_SD * np.sqrt(np.diag(Omega)), *cons.kernel_args, streams)
+    update_latent_full(st.Zt, R, Q, _cut_sd(np.diag(Omega), cons, rng), *cons.kernel_args, streams)
 
     m = prior.omega_weight(n)
     nu0, scale0 = p + 2.0 + m, 1.0 + m
@@ -162,6 +166,14 @@ def full_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: 
     s = 0.5 * np.linalg.eigvalsh(Omega)[0]
     st.Lambda = np.linalg.cholesky(Omega - s * np.eye(p))
     st.prec = np.full(p, 1.0 / s)
+
+
+def _cut_sd(omega_diag: np.ndarray, cons: Constraints, rng: np.random.Generator) -> np.ndarray:
+    """(p,) conditional sds under which a column gets its cut moves this sweep:
+    CUT_RESIDUAL_SD of its sd, in a share CUT_SHARE of the sweeps drawn at random, 0 else."""
+    if not cons.cuts.size:
+        return np.zeros(omega_diag.size)
+    return CUT_RESIDUAL_SD * np.sqrt(omega_diag) * (rng.random(omega_diag.size) < CUT_SHARE)
 
 
 def _rescale(st: ChainState, u: np.ndarray) -> None:

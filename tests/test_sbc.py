@@ -83,6 +83,7 @@ def test_ranks_of_the_truth_are_uniform_for_rank_columns(k, reps, cut_moves, mon
     n, p, kept = 150, 3, 14
     if cut_moves:   # the binary's 3 ones and the ordinal's groups of 23-45 rows
         monkeypatch.setattr(moves, "CUT_RESIDUAL_SD", np.inf)
+        monkeypatch.setattr(moves, "CUT_SHARE", 1.0)
     rng = np.random.default_rng(20261201)
     pairs = [(0, 1), (0, 2), (1, 2)]
     ranks = np.empty((reps, len(pairs)), dtype=int)
