@@ -172,19 +172,20 @@ def _spelled_blanks(spec: TableSpec, values: dict[str, np.ndarray], patterns: di
     2 of 1,057 survivors). The rows that differ are treated like blanks too few for an
     indicator: at synthesis the cells are blank exactly where the binary says so. A binary
     spells blanks for one of its values only (the first found)."""
-    out, value_of = {}, {}
+    out = {}
     gaps = {key: np.unpackbits(np.frombuffer(key, np.uint8))[:len(values[names[0]])].astype(bool)
             for key, names in patterns.items()}
     for col in spec.columns:
         y = values[col.name]
         if col.kind != "binary" or col.name in responses or np.isnan(y).any():
             continue
+        slack = min(MIN_BLANK_ROWS, SPELLING_SLIP * y.size)
         for when in np.unique(y):
-            for key, gap in gaps.items():
-                if key not in out and value_of.get(col.name, when) == when \
-                        and np.count_nonzero(gap != (y == when)) < min(MIN_BLANK_ROWS, SPELLING_SLIP * y.size):
-                    out[key] = (col.name, float(when))
-                    value_of[col.name] = when
+            spelled = [key for key, gap in gaps.items()
+                       if key not in out and np.count_nonzero(gap != (y == when)) < slack]
+            if spelled:
+                out.update(dict.fromkeys(spelled, (col.name, float(when))))
+                break
     return out
 
 
