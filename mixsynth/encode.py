@@ -16,13 +16,13 @@ Two encodings share every later code path:
 Every other column is one rank column. Columns with missing values (any column under
 RL, rank columns under RPL) also get a binary missingness indicator, so the missing rate
 and its links to the other variables are modelled (method.md section 5). Columns that are
-missing in exactly the same rows (say, two fields from one failed linkage) share one
-indicator: two identical latent columns would make a correlation of 1 that the sampler
-crawls along, and the shared blank is reproduced exactly. For the same reason, blanks that a
-complete binary column spells (a skip pattern: the date of death is blank where death = 0),
-in all but fewer than MIN_BLANK_ROWS rows (and 1%), follow that column instead of getting an
-indicator. Blanks in fewer than
-MIN_BLANK_ROWS rows get no indicator and no synthetic blanks: an indicator with a handful of
+missing in the same rows (say, two fields from one failed linkage), or in all but fewer than
+MIN_BLANK_ROWS rows (and 1%), share one indicator, 1 where any of them is blank: two
+(nearly) identical latent columns would make a correlation of (nearly) 1 that the sampler
+crawls along (NHEFS: systolic and diastolic blood pressure, blank in 66 and 69 rows, 3 apart).
+For the same reason, blanks that a complete binary column spells (a skip pattern: the date
+of death is blank where death = 0), in all but that few rows, follow that column instead of
+getting an indicator. Blanks in fewer than MIN_BLANK_ROWS rows get no indicator and no synthetic blanks: an indicator with a handful of
 cases carries almost no information for the copula, its correlations wander under the
 prior and stall the chains, and a blank held by one respondent is as telling as a rare level.
 
@@ -56,19 +56,25 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
     """
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, not {method!r}")
-    patterns: dict[bytes, list[str]] = {}
+    slack = min(MIN_BLANK_ROWS, SPELLING_SLIP * len(next(iter(values.values()))))
+    patterns: list[tuple[np.ndarray, list[str]]] = []   # (blank rows, the columns blank there)
     for col in spec.columns:
         gap = np.isnan(values[col.name])
         copula_categorical = col.modelled_as == "categorical" and method == "rpl" and col.name not in responses
-        if gap.sum() >= MIN_BLANK_ROWS and not copula_categorical:   # its blanks go with the joint
-            patterns.setdefault(np.packbits(gap).tobytes(), []).append(col.name)
-    spelled = _spelled_blanks(spec, values, patterns, responses)
+        if gap.sum() < MIN_BLANK_ROWS or copula_categorical:   # a categorical's blanks go with the joint
+            continue
+        near = next((k for k, (g, _) in enumerate(patterns) if np.count_nonzero(g != gap) < slack), None)
+        if near is None:
+            patterns.append((gap, [col.name]))
+        else:   # (nearly) the same rows: one indicator, blank where any of them is
+            patterns[near] = (patterns[near][0] | gap, patterns[near][1] + [col.name])
+    spelled = _spelled_blanks(spec, values, patterns, responses, slack)
     implied = implications(spec, values, responses) if method == "rpl" else {}
-    first = {names[0]: tuple(names) for key, names in patterns.items() if key not in spelled}
+    first = {names[0]: (tuple(names), gap) for k, (gap, names) in enumerate(patterns) if k not in spelled}
     followers: dict[str, tuple[tuple[str, ...], float]] = {}
-    for key, (name, when) in spelled.items():
+    for k, (name, when) in spelled.items():
         blanks = followers.get(name, ((), when))[0]
-        followers[name] = (blanks + tuple(patterns[key]), when)
+        followers[name] = (blanks + tuple(patterns[k][1]), when)
     out = []
     for col in spec.columns:
         if col.name in responses:
@@ -87,9 +93,9 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
         else:
             out.append(LatentColumn(col.name, col.name, "value", implied=implied.get(col.name, ())))
         if col.name in first:
-            blanks = first[col.name]
+            blanks, gap = first[col.name]
             out.append(LatentColumn(f"{'|'.join(blanks)}:missing", col.name, "missing", blanks=blanks,
-                                    blank_share=float(np.isnan(values[col.name]).mean())))
+                                    blank_share=float(gap.mean())))
     return out
 
 
@@ -161,28 +167,24 @@ def implications(spec: TableSpec, values: dict[str, np.ndarray], responses: tupl
     return {name: tuple(rules) for name, rules in found.items()}
 
 
-def _spelled_blanks(spec: TableSpec, values: dict[str, np.ndarray], patterns: dict[bytes, list[str]],
-                    responses: tuple[str, ...]) -> dict[bytes, tuple[str, float]]:
-    """Blank patterns that a complete binary column spells (a skip pattern: the date of
-    death is blank where death = 0) in all but fewer than MIN_BLANK_ROWS rows and than
-    SPELLING_SLIP of the rows: pattern key -> (that column, its value where the cells are
-    blank). Such blanks follow the binary
-    instead of getting an indicator, a copy of it whose correlation of (nearly) 1 the chains
-    would crawl along (NHEFS: the month and day of death are recorded for every death and for
-    2 of 1,057 survivors). The rows that differ are treated like blanks too few for an
-    indicator: at synthesis the cells are blank exactly where the binary says so. A binary
-    spells blanks for one of its values only (the first found)."""
+def _spelled_blanks(spec: TableSpec, values: dict[str, np.ndarray], patterns: list[tuple[np.ndarray, list[str]]],
+                    responses: tuple[str, ...], slack: float) -> dict[int, tuple[str, float]]:
+    """Blank patterns ((n,) bool, columns) that a complete binary column spells (a skip
+    pattern: the date of death is blank where death = 0) in all but fewer than ``slack`` rows:
+    pattern index -> (that column, its value where the cells are blank). Such blanks follow
+    the binary instead of getting an indicator, a copy of it whose correlation of (nearly) 1
+    the chains would crawl along (NHEFS: the month and day of death are recorded for every
+    death and for 2 of 1,057 survivors). The rows that differ are treated like blanks too few
+    for an indicator: at synthesis the cells are blank exactly where the binary says so. A
+    binary spells blanks for one of its values only (the first found)."""
     out = {}
-    gaps = {key: np.unpackbits(np.frombuffer(key, np.uint8))[:len(values[names[0]])].astype(bool)
-            for key, names in patterns.items()}
     for col in spec.columns:
         y = values[col.name]
         if col.kind != "binary" or col.name in responses or np.isnan(y).any():
             continue
-        slack = min(MIN_BLANK_ROWS, SPELLING_SLIP * y.size)
         for when in np.unique(y):
-            spelled = [key for key, gap in gaps.items()
-                       if key not in out and np.count_nonzero(gap != (y == when)) < slack]
+            spelled = [k for k, (gap, _) in enumerate(patterns)
+                       if k not in out and np.count_nonzero(gap != (y == when)) < slack]
             if spelled:
                 out.update(dict.fromkeys(spelled, (col.name, float(when))))
                 break
@@ -204,10 +206,13 @@ def level_codes(values: dict[str, np.ndarray], sources: list[str]) -> np.ndarray
     return codes
 
 
-def rank_column_values(col: LatentColumn, y: np.ndarray) -> np.ndarray:
-    """The (n,) values a rank latent column orders by, NaN where unconstrained."""
+def rank_column_values(col: LatentColumn, values: dict[str, np.ndarray]) -> np.ndarray:
+    """The (n,) values latent column ``col`` orders by, NaN where unconstrained, from the
+    model values (column -> (n,)). An indicator is 1 where any column it stands for is blank
+    (blank patterns that differ in a few rows share one indicator)."""
+    y = values[col.source]
     if col.role == "missing":
-        return np.isnan(y).astype(float)
+        return np.any([np.isnan(values[b]) for b in col.blanks], axis=0).astype(float)
     if col.role == "dummy":
         return np.where(np.isnan(y), np.nan, (y == col.level).astype(float))
     return y
@@ -218,7 +223,7 @@ def encode(spec: TableSpec, values: dict[str, np.ndarray], method: str = "rpl",
     """Latent columns and the constraints the data put on them."""
     columns = latent_columns(spec, values, method, responses)
     sources = categorical_sources(columns)
-    rank_values = {c.name: rank_column_values(c, values[c.source]) for c in columns if c.role != "level"}
+    rank_values = {c.name: rank_column_values(c, values) for c in columns if c.role != "level"}
     cons = build_constraints(columns, rank_values, copula_codes(level_codes(values, sources), columns, sources),
                              {s: r for r, s in enumerate(sources)})
     return columns, cons

@@ -138,7 +138,7 @@ class CopulaSynthesizer:
                 continue
             col = spec.column(c.source)
             kind = col.kind if c.role == "value" else "binary"
-            self.marginals_[c.name] = fit_marginal(rank_column_values(c, values[c.source]), kind,
+            self.marginals_[c.name] = fit_marginal(rank_column_values(c, values), kind,
                                                    col.lower, col.upper)
         for name in response_order(spec):
             col = spec.column(name)
