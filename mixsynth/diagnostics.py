@@ -21,7 +21,8 @@ def identified_pairs(columns: list) -> tuple[np.ndarray, np.ndarray]:
 
     Left out, since the data do not identify them and their draws follow the prior:
     correlations between two levels of one categorical (the data fix only which level is
-    positive) and between a value and the column that blanks it, its missingness indicator or
+    positive; a categorical's level without a column counts its copy, ``rest_copy``, among
+    them) and between a value and the column that blanks it, its missingness indicator or
     a binary spelling its skip pattern (the value is never seen where it is blank).
     """
     level = [c.role in ("level", "dummy") for c in columns]
@@ -30,6 +31,8 @@ def identified_pairs(columns: list) -> tuple[np.ndarray, np.ndarray]:
     def judged(a, b):
         ca, cb = columns[a], columns[b]
         if ca.source == cb.source and level[a] and level[b]:
+            return False
+        if ca.rest_copy == cb.name or cb.rest_copy == ca.name:
             return False
         for x, y in ((ca, cb), (cb, ca)):
             if y.role != "missing" and y.source in x.blanks:
@@ -55,7 +58,9 @@ class Judged:
     keeps a fraction v of z_s's variance (a truncated normal's) and, by the Pearson-Lawley
     formula, turns a correlation r_ab into (r_ab - r_as r_bs f) / sqrt((1 - r_as^2 f)
     (1 - r_bs^2 f)) with f = 1 - v (``shrink``). A pair of columns seen through two
-    different such columns keeps its plain correlation.
+    different such columns keeps its plain correlation. A column that holds one value where
+    the other is seen (sex where pregnancies is: women only) fixes no such correlation and
+    is left out (``LatentColumn.fixed_where_seen``).
     """
     a: np.ndarray
     b: np.ndarray
@@ -103,6 +108,11 @@ def judged_entries(columns: list) -> Judged:
                     seen_by[j] = s
     sa, sb = seen_by[a], seen_by[b]
     seen = np.where(sa == sb, sa, np.where(sa < 0, sb, np.where(sb < 0, sa, -1)))
+    other = np.where(sa < 0, a, b)   # of a pair seen through one column, the column it does not blank
+    fixed = np.array([s >= 0 and sa[k] != sb[k] and columns[other[k]].name in columns[s].fixed_where_seen
+                      for k, s in enumerate(seen)], dtype=bool)
+    keep = ~fixed
+    a, b, seen = a[keep], b[keep], seen[keep]
     return Judged(a, b, seen, np.where(seen >= 0, shrink_of[np.maximum(seen, 0)], 0.0))
 
 

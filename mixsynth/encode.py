@@ -26,6 +26,11 @@ getting an indicator. Blanks in fewer than MIN_BLANK_ROWS rows get no indicator 
 cases carries almost no information for the copula, its correlations wander under the
 prior and stall the chains, and a blank held by one respondent is as telling as a rare level.
 
+A level held on the same rows as an earlier categorical's level, but for fewer than 1% of
+them, gets no column of its own (``copied_levels``): no column of its categorical positive
+spells it, and the earlier column carries its links (NHEFS asks five questions of half the
+sample only: five copies of one "not asked" column).
+
 Skip patterns coded as a level are structural implications: every row of occupation "not
 in universe" has a wage of 0, every child under 18 is never married (``implications``). The
 copula is fitted to them as to any data (masking the implied cells instead, like blanks,
@@ -34,6 +39,8 @@ implications chain through several "unknown" codes), and at synthesis a value co
 implied cells take the implied value, so the rule holds in every synthetic row; a
 categorical's come from the categorical joint, which holds them already.
 """
+from dataclasses import replace
+
 import numpy as np
 
 from .latent import Constraints, LatentColumn, build_constraints
@@ -80,7 +87,7 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
         if col.name in responses:
             pass   # modelled by BART; only its missingness indicator stays
         elif col.modelled_as == "categorical" and method == "rpl":
-            out += level_columns(col.name, col.levels, values[col.name])
+            out += copied_levels(level_columns(col.name, col.levels, values[col.name]), out, values)
             continue
         elif col.modelled_as == "categorical":
             out += [LatentColumn(f"{col.name}={lv}", col.name, "dummy", i)
@@ -96,7 +103,31 @@ def latent_columns(spec: TableSpec, values: dict[str, np.ndarray], method: str,
             blanks, gap = first[col.name]
             out.append(LatentColumn(f"{'|'.join(blanks)}:missing", col.name, "missing", blanks=blanks,
                                     blank_share=float(gap.mean())))
-    return out
+    return [replace(c, fixed_where_seen=fixed_where_seen(c, out, values, slack)) if c.blanks else c
+            for c in out]
+
+
+def fixed_where_seen(selector: LatentColumn, columns: list[LatentColumn], values: dict[str, np.ndarray],
+                     slack: float) -> tuple[str, ...]:
+    """The latent ``columns`` that the rows where the columns ``selector`` blanks are seen
+    leave holding one value, but in fewer than ``slack`` rows, where a selection at random
+    would leave at least ``slack`` (NHEFS: pregnancies is blank for every man and 83 women,
+    so sex is constant where it is seen): their correlation with what it blanks is fixed by
+    no row there, and the convergence headline leaves it out."""
+    seen = ~np.any([np.isnan(values[b]) for b in selector.blanks], axis=0)
+
+    def others(y):   # rows that differ from the commonest value
+        y = y[~np.isnan(y)]
+        return y.size - np.unique(y, return_counts=True)[1].max() if y.size else 0
+
+    out = []
+    for c in columns:
+        if c is selector or c.source in selector.blanks:
+            continue
+        y = rank_column_values(c, values) if c.role != "level" else (values[c.source] == c.level).astype(float)
+        if others(y[seen]) < slack <= others(y) * seen.mean():
+            out.append(c.name)
+    return tuple(out)
 
 
 def level_columns(name: str, levels: tuple, y: np.ndarray) -> list[LatentColumn]:
@@ -124,6 +155,37 @@ def level_columns(name: str, levels: tuple, y: np.ndarray) -> list[LatentColumn]
         out.append(LatentColumn(f"{name}=(pool of {rare.size} levels)", name,
                                 "level", int(rare[0]), pooled=tuple(int(r) for r in rare)))
     return out
+
+
+def copied_levels(columns: list[LatentColumn], earlier: list[LatentColumn], values: dict[str, np.ndarray]
+                  ) -> list[LatentColumn]:
+    """One categorical's level ``columns`` less a level held on the same rows, but for fewer
+    than SPELLING_SLIP of them, as a level column of an ``earlier`` categorical: the first such level
+    gets no column of its own (no column of its categorical positive spells it) and the
+    others record it (``rest_level``, ``rest_copy``). Two level columns positive on the same
+    rows are copies whose correlation of nearly 1 the chains crawl along (NHEFS: hbp,
+    diabetes, pica, hbpmed and boweltrouble are all 2, "not asked", on the same 641 rows;
+    KDD census: class of worker and occupation "not in universe", 67 rows of 12,900 apart).
+    Dropping a level's column still fits every row exactly (its rows have every other
+    column negative); the earlier column carries that level's links to the other columns."""
+    targets = [c for c in earlier if c.role == "level" and not c.pooled]
+    if not targets or len(columns) < 2:
+        return columns
+    held = {}   # source -> rows holding each level
+    for c in targets + columns:
+        if c.source not in held:
+            y = values[c.source]
+            size = 1 + max(d.level for d in targets + columns if d.source == c.source)
+            held[c.source] = np.bincount(y[~np.isnan(y)].astype(np.int64), minlength=size)
+    y = values[columns[0].source]
+    for c in columns:
+        slip = SPELLING_SLIP * held[c.source][c.level]
+        for t in targets:
+            if c.pooled or abs(int(held[c.source][c.level]) - int(held[t.source][t.level])) >= slip:
+                continue
+            if np.count_nonzero((y == c.level) != (values[t.source] == t.level)) < slip:
+                return [replace(d, rest_level=c.level, rest_copy=t.name) for d in columns if d is not c]
+    return columns
 
 
 def copula_codes(codes: np.ndarray, columns: list[LatentColumn], sources: list[str]) -> np.ndarray:

@@ -44,6 +44,11 @@ class LatentColumn:
     blank_share: float = 0.0  # an indicator or such a binary: the share of rows where they are blank
     implied: tuple[tuple[str, int, float], ...] = ()  # a value column: (categorical, level, value)
     #   it always holds on that level's rows (encode.implications), set so at synthesis
+    fixed_where_seen: tuple[str, ...] = ()  # an indicator or such a binary: the latent columns
+    #   that hold one value, but in fewer than a few rows, where what it blanks is seen
+    rest_level: int = -1  # a level column of a categorical one of whose levels has no column:
+    rest_copy: str = ""   #   that level (no column positive spells it) and the level column of
+    #   another categorical positive on (nearly) the same rows (encode.copied_levels)
 
     @property
     def kind(self) -> int:

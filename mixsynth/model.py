@@ -446,6 +446,7 @@ class CopulaSynthesizer:
                    meta["method"], meta["seed"])
         self.spec_ = self.spec
         self.columns_ = [LatentColumn(**{**c, "blanks": tuple(c["blanks"]), "pooled": tuple(c.get("pooled", ())),
+                                          "fixed_where_seen": tuple(c.get("fixed_where_seen", ())),
                                           "implied": tuple(tuple(t) for t in c.get("implied", ()))})
                          for c in meta["columns"]]
         self.factors_, self.n_rows_ = meta["factors"], meta["n_rows"]

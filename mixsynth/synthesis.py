@@ -95,13 +95,14 @@ def latent_rows(draw: Draw, columns: list[LatentColumn], cat_codes: np.ndarray,
         lam, alpha, sd = draw.Lambda[L], draw.alpha[L], np.sqrt(draw.sigma2[L])
         groups = [np.flatnonzero([columns[j].source == s for j in L]) for s in sources]
         levels = [np.array([columns[L[g]].level for g in group]) for group in groups]
+        rest = [columns[L[group[0]]].rest_level for group in groups]
         todo = np.ones(n, bool)
         for _ in range(proposals):
             if not todo.any():
                 break
             prop_eta = rng.standard_normal((k, n))
             zl = lam @ prop_eta + alpha[:, None] + sd[:, None] * rng.standard_normal((L.size, n))
-            rows, props = _match(cat_codes, todo, _sign_codes(zl, groups, levels))
+            rows, props = _match(cat_codes, todo, _sign_codes(zl, groups, levels, rest))
             etaT[:, rows] = prop_eta[:, props]
             left = todo.sum()
             todo[rows] = False
@@ -124,14 +125,17 @@ def latent_rows(draw: Draw, columns: list[LatentColumn], cat_codes: np.ndarray,
     return Zt / scale[:, None], exact
 
 
-def _sign_codes(zl: np.ndarray, groups: list[np.ndarray], levels: list[np.ndarray]) -> np.ndarray:
+def _sign_codes(zl: np.ndarray, groups: list[np.ndarray], levels: list[np.ndarray],
+                rest: list[int]) -> np.ndarray:
     """(q, n) codes spelled by the signs of level latents ``zl`` (|L|, n): the level (of
-    ``levels``, one per column of the group) whose latent alone is positive, or -2 when none
-    or several are."""
+    ``levels``, one per column of the group) whose latent alone is positive; when none is,
+    the categorical's level without a column (``rest``, -1 when it has none); -2 when
+    several are or none is and every level has a column."""
     out = np.empty((len(groups), zl.shape[1]), dtype=np.int64)
-    for r, (g, lv) in enumerate(zip(groups, levels)):
+    for r, (g, lv, none) in enumerate(zip(groups, levels, rest)):
         pos = zl[g] > 0
-        out[r] = np.where(pos.sum(axis=0) == 1, lv[pos.argmax(axis=0)], -2)
+        count = pos.sum(axis=0)
+        out[r] = np.where(count == 1, lv[pos.argmax(axis=0)], np.where((count == 0) & (none >= 0), none, -2))
     return out
 
 

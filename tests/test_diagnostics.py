@@ -32,3 +32,29 @@ def test_correlations_where_a_column_is_seen_match_the_selected_rows():
             expected = C[a, b]
         assert abs(values[k] - expected) < 0.01, (a, b, values[k], expected)
     assert abs(values[pairs.index((0, 1))] - C[0, 1]) > 0.1   # the selection matters here
+
+
+def test_a_column_the_selection_leaves_constant_is_not_judged_with_what_it_blanks():
+    """pregnancies is blank for every man (and a few women): where it is seen sex is
+    constant, so sex ~ pregnancies among those rows is fixed by no row and left out; age ~
+    pregnancies stays, judged where seen; a rare binary (7 rows) stays too."""
+    import pandas as pd
+    from mixsynth import CopulaSynthesizer, infer_spec
+
+    rng = np.random.default_rng(2)
+    n = 1200
+    sex = rng.choice(["m", "f"], n)
+    age = rng.normal(45, 12, n)
+    pregnancies = np.where(sex == "f", rng.poisson(np.clip((age - 15) / 10, 0, None)), np.nan)
+    pregnancies[np.flatnonzero(sex == "f")[:40]] = np.nan
+    rare = np.zeros(n, int)
+    rare[:7] = 1
+    table = pd.DataFrame({"sex": sex, "age": age, "pregnancies": pregnancies, "rare": rare})
+    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}))
+    model._fit_marginals(table)
+    labels = judged_entries(model.columns_).labels([c.name for c in model.columns_])
+    assert [c.fixed_where_seen for c in model.columns_ if c.role == "missing"] == [("sex",)]
+    assert not [x for x in labels if "sex" in x and "pregnancies" in x.replace("pregnancies:missing", "")]
+    assert "sex ~ pregnancies:missing" in labels
+    assert "age ~ pregnancies (where seen)" in labels
+    assert "pregnancies ~ rare (where seen)" in labels

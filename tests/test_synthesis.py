@@ -219,6 +219,36 @@ def test_a_pool_of_rare_levels_stays_small():
     assert len(columns) == 150 - 22 + 1
 
 
+def test_a_level_held_on_the_rows_of_another_categoricals_level_shares_its_column(short_run):
+    """Two questions not asked of the same half of the sample (NHEFS: five questions are 2,
+    "not asked", on the same 641 rows): the second's "not asked" gets no column of its own,
+    a copy the chains would crawl along; its rows have both its other columns negative, the
+    factors of such rows are still drawn exactly, and the link to x survives."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    asked = rng.random(n) < 0.5
+    x = rng.normal(size=n) + 2 * ~asked
+    a = np.where(asked, np.where(x + rng.normal(size=n) > 0, "yes", "no"), "not asked")
+    b = np.where(asked, np.where(x + rng.normal(size=n) > 0.5, "yes", "no"), "not asked")
+    table = pd.DataFrame({"x": x, "a": a, "b": b})
+    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}), short_run, seed=0).fit(table)
+    levels = [c.name for c in model.columns_ if c.role == "level"]
+    assert levels == ["a=no", "a=not asked", "a=yes", "b=no", "b=yes"]
+    assert {c.rest_copy for c in model.columns_ if c.source == "b"} == {"a=not asked"}
+    sources = categorical_sources(model.columns_)
+    codes = model.joint_.sample(3000, np.random.default_rng(0))
+    Z, exact = latent_rows(model.draw(0), model.columns_, codes, sources, np.random.SeedSequence(1))
+    b_columns = [j for j, c in enumerate(model.columns_) if c.source == "b"]
+    rest = codes[sources.index("b")] == model.columns_[b_columns[0]].rest_level
+    assert np.all((Z[b_columns][:, rest] < 0)) and np.all((Z[b_columns][:, ~rest] > 0).sum(axis=0) == 1)
+    assert exact > 0.95
+    syn = model.sample(n_rows=6000, seed=1)
+    assert ((syn["a"] == "not asked") == (syn["b"] == "not asked")).all()
+    for col in ("a", "b"):
+        real, made = table.groupby(col)["x"].mean(), syn.groupby(col)["x"].mean()
+        assert np.abs(made - real).max() < 0.12
+
+
 def test_joint_smoothing_stops_rare_combinations_being_copied():
     codes = np.array([[0] * 500 + [1] * 500 + [2],
                       [0] * 250 + [1] * 250 + [0] * 250 + [1] * 250 + [1]])
