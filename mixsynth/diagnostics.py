@@ -58,7 +58,9 @@ class Judged:
     keeps a fraction v of z_s's variance (a truncated normal's) and, by the Pearson-Lawley
     formula, turns a correlation r_ab into (r_ab - r_as r_bs f) / sqrt((1 - r_as^2 f)
     (1 - r_bs^2 f)) with f = 1 - v (``shrink``). A pair of columns seen through two
-    different such columns keeps its plain correlation. A column that holds one value where
+    different such columns is taken where the one that blanks more rows says it is seen
+    (the day of death ~ blood pressure, blank for 80% and 5% of NHEFS's rows: among the
+    deaths; both selections at once would need a bivariate truncated normal's moments). A column that holds one value where
     the other is seen (sex where pregnancies is: women only) fixes no such correlation and
     is left out (``LatentColumn.fixed_where_seen``).
     """
@@ -107,8 +109,9 @@ def judged_entries(columns: list) -> Judged:
                 if other.source in col.blanks and other.role != "missing":
                     seen_by[j] = s
     sa, sb = seen_by[a], seen_by[b]
-    seen = np.where(sa == sb, sa, np.where(sa < 0, sb, np.where(sb < 0, sa, -1)))
-    other = np.where(sa < 0, a, b)   # of a pair seen through one column, the column it does not blank
+    wider = np.where(shrink_of[np.maximum(sa, 0)] >= shrink_of[np.maximum(sb, 0)], sa, sb)
+    seen = np.where(sa == sb, sa, np.where(sa < 0, sb, np.where(sb < 0, sa, wider)))
+    other = np.where(sa == seen, b, a)   # of a pair judged where one column sees it, the one it does not blank
     fixed = np.array([s >= 0 and sa[k] != sb[k] and columns[other[k]].name in columns[s].fixed_where_seen
                       for k, s in enumerate(seen)], dtype=bool)
     keep = ~fixed

@@ -37,7 +37,8 @@ def test_correlations_where_a_column_is_seen_match_the_selected_rows():
 def test_a_column_the_selection_leaves_constant_is_not_judged_with_what_it_blanks():
     """pregnancies is blank for every man (and a few women): where it is seen sex is
     constant, so sex ~ pregnancies among those rows is fixed by no row and left out; age ~
-    pregnancies stays, judged where seen; a rare binary (7 rows) stays too."""
+    pregnancies stays, judged where seen; a rare binary (7 rows) stays too, and so does a
+    column blank in 5% of the rows, judged where pregnancies is seen."""
     import pandas as pd
     from mixsynth import CopulaSynthesizer, infer_spec
 
@@ -49,12 +50,14 @@ def test_a_column_the_selection_leaves_constant_is_not_judged_with_what_it_blank
     pregnancies[np.flatnonzero(sex == "f")[:40]] = np.nan
     rare = np.zeros(n, int)
     rare[:7] = 1
-    table = pd.DataFrame({"sex": sex, "age": age, "pregnancies": pregnancies, "rare": rare})
+    weight = np.where(rng.random(n) < 0.05, np.nan, rng.normal(70, 10, n))
+    table = pd.DataFrame({"sex": sex, "age": age, "pregnancies": pregnancies, "rare": rare, "weight": weight})
     model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}))
     model._fit_marginals(table)
     labels = judged_entries(model.columns_).labels([c.name for c in model.columns_])
-    assert [c.fixed_where_seen for c in model.columns_ if c.role == "missing"] == [("sex",)]
+    assert [c.fixed_where_seen for c in model.columns_ if c.role == "missing"] == [("sex",), ()]
     assert not [x for x in labels if "sex" in x and "pregnancies" in x.replace("pregnancies:missing", "")]
     assert "sex ~ pregnancies:missing" in labels
     assert "age ~ pregnancies (where seen)" in labels
     assert "pregnancies ~ rare (where seen)" in labels
+    assert "pregnancies ~ weight (where seen)" in labels   # two selections: the wider one's rows
