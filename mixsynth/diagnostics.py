@@ -60,9 +60,9 @@ class Judged:
     (1 - r_bs^2 f)) with f = 1 - v (``shrink``). A pair of columns seen through two
     different such columns is taken where the one that blanks more rows says it is seen
     (the day of death ~ blood pressure, blank for 80% and 5% of NHEFS's rows: among the
-    deaths; both selections at once would need a bivariate truncated normal's moments). A column that holds one value where
-    the other is seen (sex where pregnancies is: women only) fixes no such correlation and
-    is left out (``LatentColumn.fixed_where_seen``).
+    deaths; both selections at once would need a bivariate truncated normal's moments).
+    A column that holds one value where the other is seen (sex where pregnancies is: women
+    only) fixes no such correlation and is left out (``LatentColumn.fixed_where_seen``).
     """
     a: np.ndarray
     b: np.ndarray

@@ -124,7 +124,8 @@ def fixed_where_seen(selector: LatentColumn, columns: list[LatentColumn], values
     for c in columns:
         if c is selector or c.source in selector.blanks:
             continue
-        y = rank_column_values(c, values) if c.role != "level" else (values[c.source] == c.level).astype(float)
+        y = rank_column_values(c, values) if c.role != "level" else \
+            np.where(np.isnan(values[c.source]), np.nan, np.isin(values[c.source], c.pooled or (c.level,)))
         if others(y[seen]) < slack <= others(y) * seen.mean():
             out.append(c.name)
     return tuple(out)
@@ -178,10 +179,10 @@ def copied_levels(columns: list[LatentColumn], earlier: list[LatentColumn], valu
             size = 1 + max(d.level for d in targets + columns if d.source == c.source)
             held[c.source] = np.bincount(y[~np.isnan(y)].astype(np.int64), minlength=size)
     y = values[columns[0].source]
-    for c in columns:
+    for c in (c for c in columns if not c.pooled):
         slip = SPELLING_SLIP * held[c.source][c.level]
         for t in targets:
-            if c.pooled or abs(int(held[c.source][c.level]) - int(held[t.source][t.level])) >= slip:
+            if abs(int(held[c.source][c.level]) - int(held[t.source][t.level])) >= slip:
                 continue
             if np.count_nonzero((y == c.level) != (values[t.source] == t.level)) < slip:
                 return [replace(d, rest_level=c.level, rest_copy=t.name) for d in columns if d is not c]
