@@ -6,11 +6,11 @@ Latent columns are of two kinds:
 * rank columns (binary, ordinal, count, continuous values, missingness indicators and the
   RL baseline's dummies): the order of z_.j must match the order of y_.j; rows sharing a
   value form one group, drawn together between the neighbouring groups' extremes. Between
-  two groups of at least TIE_ROWS rows each, a cut move follows (``_move_cut``) when the
-  other columns predict the column well (conditional sd under CUT_RESIDUAL_SD of its own):
-  the draw alone moves their boundary by the gap between the groups' extremes, a sliver a
-  sweep, and the correlations of columns that (nearly) determine each other, like a state's
-  cigarette price and tax in NHEFS, follow it;
+  two groups of at least TIE_ROWS rows each, a cut move follows (``_move_cut``) in a share
+  of the sweeps: the draw alone moves their boundary by the gap between the groups'
+  extremes, a sliver a sweep (O(1 / n)) against the boundary's posterior sd (O(1 / sqrt n)),
+  and every correlation of the column follows it (the paper layout's GEST ~ PBresult, two
+  counts in groups of thousands of rows; NHEFS's state cigarette price and tax);
 * level columns (one per level of an unordered categorical, or one for its rare levels
   pooled): z > 0 in rows with that level, z < 0 in rows with another level.
 
@@ -26,8 +26,7 @@ from scipy import stats
 from .truncnorm import std_normal, truncnorm, uniform
 
 RANK, LEVEL = 0, 1
-TIE_ROWS = 20  # a boundary between two tie groups of at least this many rows gets the cut move,
-CUT_RESIDUAL_SD = 0.5  # in a sweep where the others predict its column to within this share of its sd
+TIE_ROWS = 20  # a boundary between two tie groups of at least this many rows gets the cut move
 SQRT2, SQRT2PI = math.sqrt(2.0), math.sqrt(2.0 * math.pi)
 
 
@@ -159,11 +158,11 @@ def initial_latent(cons: Constraints) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def _draw_column(z, mu, s, step, j, cut_sd, kind, order, order_ptr, groups, group_ptr, missing,
+def _draw_column(z, mu, s, step, j, cut_now, kind, order, order_ptr, groups, group_ptr, missing,
                  missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state):
     """Draw latent column ``j`` (z, (n,), in place) from N(mu_i, s_i^2) under its
     constraints; row i's sd is s[i * step] (step 0: one sd for the column, 1: one a row).
-    The cut moves follow when the column's sd is below ``cut_sd[j]``."""
+    Its cut moves follow when ``cut_now[j]``."""
     for t in range(missing_ptr[j], missing_ptr[j + 1]):
         i = missing[t]
         z[i] = mu[i] + s[i * step] * std_normal(state, j)
@@ -201,7 +200,7 @@ def _draw_column(z, mu, s, step, j, cut_sd, kind, order, order_ptr, groups, grou
             if v > new_lo:
                 new_lo = v
         lo = new_lo
-    if cut_ptr[j + 1] > cut_ptr[j] and s[0] < cut_sd[j]:
+    if cut_ptr[j + 1] > cut_ptr[j] and cut_now[j]:
         keep = np.empty(3 * (order_ptr[j + 1] - base))
         for t in range(cut_ptr[j], cut_ptr[j + 1]):
             g = cuts[t]
@@ -314,7 +313,7 @@ def _extreme(z, order, a, b, sign):
 
 
 @nb.njit(cache=True, parallel=True)
-def update_latent(Zt, Mt, sd, cut_sd, kind, order, order_ptr, groups, group_ptr,
+def update_latent(Zt, Mt, sd, cut_now, kind, order, order_ptr, groups, group_ptr,
                   missing, missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state):
     """Draw every latent cell from its truncated-normal full conditional, in place.
 
@@ -324,12 +323,12 @@ def update_latent(Zt, Mt, sd, cut_sd, kind, order, order_ptr, groups, group_ptr,
     """
     step = 1 if sd.shape[1] > 1 else 0
     for j in nb.prange(Zt.shape[0]):
-        _draw_column(Zt[j], Mt[j], sd[j], step, j, cut_sd, kind, order, order_ptr, groups, group_ptr,
+        _draw_column(Zt[j], Mt[j], sd[j], step, j, cut_now, kind, order, order_ptr, groups, group_ptr,
                      missing, missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state)
 
 
 @nb.njit(cache=True)
-def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, cut_sd, kind, order, order_ptr,
+def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, cut_now, kind, order, order_ptr,
                          groups, group_ptr, missing, missing_ptr, codes, code_row,
                          code_level, cuts, cut_ptr, state):
     """Draw every latent column from its full conditional given the other columns, with
@@ -362,7 +361,7 @@ def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, cut_sd, kind,
             mu[i] = z[i] - r / q
             old[i] = z[i]
         sd[0] = 1.0 / np.sqrt(q)
-        _draw_column(z, mu, sd, 0, j, cut_sd, kind, order, order_ptr, groups, group_ptr,
+        _draw_column(z, mu, sd, 0, j, cut_now, kind, order, order_ptr, groups, group_ptr,
                      missing, missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state)
         lam = Lambda[j]
         for i in range(n):
@@ -379,11 +378,11 @@ def draw_latent(Zt: np.ndarray, Mt: np.ndarray, sd: np.ndarray, cons: Constraint
     sd = np.asarray(sd, dtype=float)
     sd = np.ascontiguousarray(sd[:, None] if sd.ndim == 1 else sd)
     with nb.parallel_chunksize(1):  # columns differ in cost: hand them out one at a time
-        update_latent(Zt, Mt, sd, np.zeros(sd.shape[0]), *cons.kernel_args, state)
+        update_latent(Zt, Mt, sd, np.zeros(sd.shape[0], dtype=np.bool_), *cons.kernel_args, state)
 
 
 @nb.njit(cache=True)
-def update_latent_full(Zt, R, Q, cut_sd, kind, order, order_ptr, groups, group_ptr, missing,
+def update_latent_full(Zt, R, Q, cut_now, kind, order, order_ptr, groups, group_ptr, missing,
                        missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state):
     """Draw every latent column from its full conditional given the other columns under
     z_i ~ N(alpha, Omega) with precision Q = Omega^-1 (p, p), in place: the rank columns
@@ -408,7 +407,7 @@ def update_latent_full(Zt, R, Q, cut_sd, kind, order, order_ptr, groups, group_p
             mu[i] = z[i] - R[i, j] / q
             old[i] = z[i]
         sd[0] = 1.0 / np.sqrt(q)
-        _draw_column(z, mu, sd, 0, j, cut_sd, kind, order, order_ptr, groups, group_ptr,
+        _draw_column(z, mu, sd, 0, j, cut_now, kind, order, order_ptr, groups, group_ptr,
                      missing, missing_ptr, codes, code_row, code_level, cuts, cut_ptr, state)
         col = Q[j]
         for i in range(n):
