@@ -12,13 +12,15 @@ e_i ~ N(0, s^2). Under the full structure's Omega ~ IW(nu, psi I), b | s^2, Omeg
 ~ N(0, s^2 / psi I) (the inverse-Wishart's regression decomposition). With the binary's
 boundary gam a free cutpoint, (beta, c) = (b, gam) / s is then a probit regression of the
 binary on z_(-j) with prior beta ~ N(0, I / psi) and c flat; s, which the likelihood does
-not see, stays (the scale move draws it). The move is an independence Metropolis-Hastings
-step from the normal at that probit's posterior mode (Newton), followed by the column drawn
-on its sides of the new boundary, and a second step with probability min(1, old gap / new
-gap) that makes the free-cutpoint model's move exact for the rank likelihood, as the cut
-move's does (latent.py, ``_move_cut``; Cowles 1996).
+not see, stays (the scale move draws it). The move is a Metropolis-Hastings step whose
+proposal is a Newton step from the current value with the inverse curvature as covariance
+(near the mode, the normal at the mode), followed by the column drawn on its sides of the
+new boundary, and a second step with probability min(1, old gap / new gap) that makes the
+free-cutpoint model's move exact for the rank likelihood, as the cut move's does
+(latent.py, ``_move_cut``; Cowles 1996).
 """
 import math
+from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
@@ -30,8 +32,7 @@ from .truncnorm import std_normal, truncnorm
 RARE_SHARE = 0.1     # a binary whose smaller group holds under this share of its observed rows
 MOVES_PER_SWEEP = 2  # rare binaries moved a sweep, drawn at random: a move costs about a third
 #   of a sweep (Newton's steps are O(n p^2) as the sweep is), and NHEFS has 21 rare binaries
-PROPOSAL_SCALE = 1.2  # the proposal's covariance: this times the inverse curvature at the mode
-NEWTON_STEPS = 30
+PROPOSAL_SCALE = 1.2  # the proposal's covariance: this times the inverse curvature where it starts
 SQRT2PI = math.sqrt(2.0 * math.pi)
 
 
@@ -49,12 +50,10 @@ def rare_binaries(cons: Constraints) -> list[tuple[int, np.ndarray, np.ndarray]]
 
 
 def move_binary_rows(Omega: np.ndarray, Zt: np.ndarray, alpha: np.ndarray, cons: Constraints,
-                     psi: float, rng: np.random.Generator, streams: np.ndarray,
-                     modes: dict | None = None) -> np.ndarray:
+                     psi: float, rng: np.random.Generator, streams: np.ndarray) -> np.ndarray:
     """The collapsed move for MOVES_PER_SWEEP rare binaries drawn at random (all when fewer);
-    Zt (p, n) in place, returns the new Omega (p, p). psi: the scale of the IW prior's (psi I); streams: the latent columns';
-    modes: column -> the last probit mode, where Newton's method starts (kept current)."""
-    modes = {} if modes is None else modes
+    Zt (p, n) in place, returns the new Omega (p, p). psi: the scale of the IW prior's (psi I);
+    streams: the latent columns'."""
     p, n = Zt.shape
     rare = rare_binaries(cons)
     if len(rare) > MOVES_PER_SWEEP:
@@ -71,25 +70,21 @@ def move_binary_rows(Omega: np.ndarray, Zt: np.ndarray, alpha: np.ndarray, cons:
         sign = np.zeros(n)
         sign[below], sign[above] = -1.0, 1.0
         seen = np.flatnonzero(sign)
-        At = Zt[:, seen] - alpha[:, None]     # (p, m) signed design: P(y_i) = Phi(a_i' theta),
-        At[j] = -1.0                          #   theta = (b / s with the boundary / s at j)
-        At *= sign[seen]
+        At = np.take(Zt, seen, axis=1)        # (p, m) signed design: P(y_i) = Phi(a_i' theta),
+        At -= alpha[:, None]                  #   theta = (b / s with the boundary / s at j);
+        At[j] = -1.0                          #   take keeps it C-ordered (Zt[:, seen] does not,
+        At *= sign[seen]                      #   and every product then costs ten times more)
         prior = np.full(p, psi)
         prior[j] = 0.0
         theta = np.zeros(p)
         theta[rest], theta[j] = b / s, gam / s
-        mode, H = _probit_mode(At, modes.get(j, theta), prior)
-        if mode is None:
+        here = _newton_proposal(At, theta, prior)
+        if here is None:
             continue
-        modes[j] = mode
-        chol = np.linalg.cholesky(H / PROPOSAL_SCALE)
-        new = mode + np.linalg.solve(chol.T, rng.standard_normal(p))
-
-        def log_ratio(t):   # log posterior minus log proposal, up to constants
-            r = chol.T @ (t - mode)
-            return log_ndtr(t @ At).sum() - 0.5 * prior @ (t * t) + 0.5 * r @ r
-
-        if not math.log(rng.random()) < log_ratio(new) - log_ratio(theta):
+        new = here.mean + np.linalg.solve(here.chol.T, rng.standard_normal(p))
+        there = _newton_proposal(At, new, prior)   # None: no way back, refused
+        if there is None or not (math.log(rng.random()) < there.log_post - here.log_post
+                                 + there.log_q(theta) - here.log_q(new)):
             continue
         coef = s * new
         coef[j] = 0.0
@@ -106,32 +101,35 @@ def move_binary_rows(Omega: np.ndarray, Zt: np.ndarray, alpha: np.ndarray, cons:
     return Omega
 
 
-def _probit_mode(At: np.ndarray, theta: np.ndarray, prior: np.ndarray):
-    """Mode and curvature (negative Hessian) of f(theta) = sum_i log Phi(a_i' theta) -
-    prior . theta^2 / 2 (At: (p, m), the a_i as columns), by Newton's method from ``theta``
-    with step halving until f does not drop, which converges from any start since f is
-    concave; (None, None) if it has not after NEWTON_STEPS. Converged, the mode is the same
-    from any start, so the proposal does not depend on the current value."""
+@dataclass(frozen=True)
+class _Proposal:
+    """At theta: the probit's log posterior f(theta) = sum_i log Phi(a_i' theta) - prior .
+    theta^2 / 2, and the proposal N(theta + H^-1 grad f, PROPOSAL_SCALE H^-1) with H = -d2 f,
+    held as the Cholesky factor of H / PROPOSAL_SCALE."""
+    log_post: float
+    mean: np.ndarray
+    chol: np.ndarray
+
+    def log_q(self, x: np.ndarray) -> float:
+        """log proposal density of x, up to a constant shared by every proposal of this size."""
+        r = self.chol.T @ (x - self.mean)
+        return float(np.log(np.diag(self.chol)).sum() - 0.5 * r @ r)
+
+
+def _newton_proposal(At: np.ndarray, theta: np.ndarray, prior: np.ndarray) -> _Proposal | None:
+    """The Newton proposal from theta (At: (p, m), the a_i as columns); None where the
+    curvature is not positive definite to working precision."""
     u = theta @ At
     log_p = log_ndtr(u)
-    f = log_p.sum() - 0.5 * prior @ (theta * theta)
-    for _ in range(NEWTON_STEPS):
-        mills = np.exp(-0.5 * u * u - log_p) / SQRT2PI      # phi(u) / Phi(u)
-        H = (At * (mills * (mills + u))) @ At.T
-        H[np.diag_indices_from(H)] += prior
-        step = np.linalg.solve(H, At @ mills - prior * theta)
-        while True:
-            new = theta + step
-            u = new @ At
-            log_p = log_ndtr(u)
-            f_new = log_p.sum() - 0.5 * prior @ (new * new)
-            if f_new >= f or np.abs(step).max() < 1e-12:
-                break
-            step = 0.5 * step
-        theta, f = new, f_new
-        if np.abs(step).max() < 1e-9:   # H is the curvature at the mode to that precision
-            return theta, H
-    return None, None
+    mills = np.exp(-0.5 * u * u - log_p) / SQRT2PI      # phi(u) / Phi(u)
+    H = (At * (mills * (mills + u))) @ At.T
+    H[np.diag_indices_from(H)] += prior
+    try:
+        chol = np.linalg.cholesky(H / PROPOSAL_SCALE)
+    except np.linalg.LinAlgError:
+        return None
+    step = np.linalg.solve(H, At @ mills - prior * theta)
+    return _Proposal(log_p.sum() - 0.5 * prior @ (theta * theta), theta + step, chol)
 
 
 @nb.njit(cache=True)

@@ -24,7 +24,7 @@ are rescaled by a factor drawn from its conditional, which only the priors shape
 Every function updates the ChainState in place; random numbers come from the generators
 passed in, so a chain is reproducible from its seeds.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -73,7 +73,6 @@ class ChainState:
     phi: np.ndarray      # (p, k) local shrinkage; (p, 0) when full
     delta: np.ndarray    # (k,) global shrinkage; (0,) when full
     alpha: np.ndarray    # (p,)
-    modes: dict = field(default_factory=dict)  # rare binary column -> its last probit mode (binary_rows)
 
     @property
     def omega(self) -> np.ndarray:
@@ -140,7 +139,7 @@ def full_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: 
     p, n = st.Zt.shape
     m = prior.omega_weight(n)
     nu0, scale0 = p + 2.0 + m, 1.0 + m
-    Omega = move_binary_rows(st.omega, st.Zt, st.alpha, cons, scale0, rng, streams, st.modes)
+    Omega = move_binary_rows(st.omega, st.Zt, st.alpha, cons, scale0, rng, streams)
     Q = _sym(np.linalg.inv(Omega))
     R = np.ascontiguousarray((st.Zt - st.alpha[:, None]).T @ Q)  # r_i = Q (z_i - alpha), (n, p)
     update_latent_full(st.Zt, R, Q, _cut_now(cons, rng), *cons.kernel_args, streams)
