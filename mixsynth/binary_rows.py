@@ -30,8 +30,9 @@ from .latent import RANK, Constraints
 from .truncnorm import std_normal, truncnorm
 
 RARE_SHARE = 0.1     # a binary whose smaller group holds under this share of its observed rows
-MOVES_PER_SWEEP = 2  # rare binaries moved a sweep, drawn at random: a move costs about a third
-#   of a sweep (Newton's steps are O(n p^2) as the sweep is), and NHEFS has 21 rare binaries
+MOVES_PER_SWEEP = 2  # rare binaries moved a sweep, drawn at random: a move (two O(m p^2)
+#   curvatures, as a sweep is O(n p^2)) costs an eighth of a sweep on the paper layout and a
+#   sixth on NHEFS, which has 21 rare binaries
 PROPOSAL_SCALE = 1.2  # the proposal's covariance: this times the inverse curvature where it starts
 SQRT2PI = math.sqrt(2.0 * math.pi)
 
