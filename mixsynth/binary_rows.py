@@ -22,12 +22,11 @@ free-cutpoint model's move exact for the rank likelihood, as the cut move's does
 import math
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
 from scipy.special import log_ndtr
 
 from .latent import RANK, Constraints
-from .truncnorm import std_normal, truncnorm
+from .truncnorm import draw_probit
 
 RARE_SHARE = 0.1     # a binary whose smaller group holds under this share of its observed rows
 MOVES_PER_SWEEP = 2  # rare binaries moved a sweep, drawn at random: a move (two O(m p^2)
@@ -89,10 +88,12 @@ def move_binary_rows(Omega: np.ndarray, Zt: np.ndarray, alpha: np.ndarray, cons:
             continue
         coef = s * new
         coef[j] = 0.0
+        cut = s * new[j]
         old = z.copy()
-        missing = cons.missing[cons.missing_ptr[j]:cons.missing_ptr[j + 1]]
-        new_gap = _draw_binary(z, coef @ Zt - coef @ alpha, s, below, above, missing, s * new[j], streams, j)
-        if rng.random() * new_gap > bottom - top:   # refused: the column goes back
+        w = np.empty(n)   # z = cut + s w, w drawn on the row's side of 0 (free where sign is 0)
+        draw_probit(w, (coef @ Zt - coef @ alpha - cut) / s, np.where(sign == 0, np.nan, sign > 0), streams[j:j + 1])
+        z[:] = cut + s * w
+        if rng.random() * (z[above].min() - z[below].max()) > bottom - top:   # refused: the column goes back
             z[:] = old
             continue
         b_new = coef[rest]
@@ -131,19 +132,3 @@ def _newton_proposal(At: np.ndarray, theta: np.ndarray, prior: np.ndarray) -> _P
         return None
     step = np.linalg.solve(H, At @ mills - prior * theta)
     return _Proposal(log_p.sum() - 0.5 * prior @ (theta * theta), theta + step, chol)
-
-
-@nb.njit(cache=True)
-def _draw_binary(z, mu, s, below, above, missing, gam, streams, j):
-    """z (n,) in place: N(mu_i, s^2) below gam on ``below``, above it on ``above``, free on
-    ``missing``, from stream j; returns the new gap between the two groups."""
-    top, bottom = -np.inf, np.inf
-    for i in below:
-        z[i] = truncnorm(mu[i], s, -np.inf, gam, streams, j)
-        top = max(top, z[i])
-    for i in above:
-        z[i] = truncnorm(mu[i], s, gam, np.inf, streams, j)
-        bottom = min(bottom, z[i])
-    for i in missing:
-        z[i] = mu[i] + s * std_normal(streams, j)
-    return bottom - top
