@@ -18,11 +18,13 @@ Missing cells are unconstrained in both kinds.
 """
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba as nb
 import numpy as np
 from scipy import stats
 
+from .blank_cells import BlankPattern, blank_patterns
 from .truncnorm import std_normal, truncnorm, uniform
 
 RANK, LEVEL = 0, 1
@@ -85,6 +87,11 @@ class Constraints:
     @property
     def n_rows(self) -> int:
         return self.codes.shape[1]
+
+    @cached_property
+    def blank_patterns(self) -> list[BlankPattern]:
+        """Each set of latent columns blank in exactly the same rows (blank_cells.py)."""
+        return blank_patterns(self.missing, self.missing_ptr, self.n_rows)
 
     @property
     def kernel_args(self) -> tuple:
