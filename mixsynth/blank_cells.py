@@ -19,78 +19,86 @@ posterior factors in closed form (Anderson 1957; Liu 1993). With Omega ~ IW(nu, 
 with X, Y the centred latents of A and B outside R, Beta = Omega_AA^-1 Omega_AB, and
 Omega_B.A = Omega_BB - Omega_BA Beta. (Omega, z_B on R) is drawn jointly: Omega from this
 posterior, then the cells from z_B | z_A. A Gibbs step in its own right, for each pattern in
-turn; with no blanks it is the plain conjugate draw of Omega | Z.
+turn; with no blanks it is the plain conjugate draw of Omega | Z. The patterns' loop is
+compiled (numba), its random numbers drawn beforehand from the chain's generator.
 """
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
-from scipy.linalg import solve_triangular
 
 
 @dataclass(frozen=True)
-class BlankPattern:
-    """Latent columns ``blank`` (B) missing in exactly the rows ``rows`` (R); ``others`` (A)
-    are the remaining columns, ``seen`` the rows outside R when they are fewer than R's
-    (the scatter of the rows that see B is then summed over them), else None."""
+class BlankPatterns:
+    """Every set of latent columns blank in exactly the same rows, as flat arrays.
+
+    perm: (m, p) int64, pattern t's columns with the others (A) first and its blank ones
+        (B) last; blank: (m,) |B|;
+    rows: the blank rows R, pattern t's at ``rows[rows_ptr[t]:rows_ptr[t + 1]]``;
+    side: the rows the scatter of the rows that see B is summed over, pattern t's at
+        ``side[side_ptr[t]:side_ptr[t + 1]]``: R (``subtract[t]``: the scatter is the total
+        less theirs) or the rows outside R, whichever are fewer.
+    """
+    perm: np.ndarray
     blank: np.ndarray
     rows: np.ndarray
-    others: np.ndarray
-    seen: np.ndarray | None
+    rows_ptr: np.ndarray
+    side: np.ndarray
+    side_ptr: np.ndarray
+    subtract: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.blank.size)
+
+    def rows_of(self, t: int) -> np.ndarray:
+        return self.rows[self.rows_ptr[t]:self.rows_ptr[t + 1]]
 
 
-def blank_patterns(missing: np.ndarray, missing_ptr: np.ndarray, n: int) -> list[BlankPattern]:
-    """The pattern of each set of latent columns blank in exactly the same rows, from the
-    Constraints' flat ``missing`` and ``missing_ptr`` over n rows; a pattern covering every
-    column is left out."""
+def blank_patterns(missing: np.ndarray, missing_ptr: np.ndarray, n: int) -> BlankPatterns:
+    """The patterns of the Constraints' flat ``missing`` and ``missing_ptr`` over n rows; a
+    pattern covering every column is left out."""
     p = missing_ptr.size - 1
     found: dict[bytes, list[int]] = {}
     for j in range(p):
         rows = missing[missing_ptr[j]:missing_ptr[j + 1]]
         if rows.size:
             found.setdefault(np.sort(rows).tobytes(), []).append(j)
-    out = []
+    perm, blank, rows, side, subtract = [], [], [], [], []
     for key, cols in found.items():
         if len(cols) < p:
-            rows = np.frombuffer(key, dtype=missing.dtype).copy()
-            seen = np.setdiff1d(np.arange(n), rows) if 2 * rows.size > n else None
-            out.append(BlankPattern(np.array(cols), rows, np.setdiff1d(np.arange(p), cols), seen))
-    return out
+            r = np.frombuffer(key, dtype=missing.dtype).astype(np.int64)
+            perm.append(np.r_[np.setdiff1d(np.arange(p), cols), cols])
+            blank.append(len(cols))
+            rows.append(r)
+            subtract.append(2 * r.size <= n)
+            side.append(r if subtract[-1] else np.setdiff1d(np.arange(n), r))
+
+    def flat(parts):
+        return (np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64),
+                np.cumsum([0] + [x.size for x in parts]).astype(np.int64))
+    (rows_flat, rows_ptr), (side_flat, side_ptr) = flat(rows), flat(side)
+    return BlankPatterns(np.array(perm, dtype=np.int64).reshape(len(perm), p), np.array(blank, dtype=np.int64),
+                         rows_flat, rows_ptr, side_flat, side_ptr, np.array(subtract, dtype=np.bool_))
 
 
-def draw_omega(Zt: np.ndarray, alpha: np.ndarray, patterns: list[BlankPattern], nu: float, psi: float,
+def draw_omega(Zt: np.ndarray, alpha: np.ndarray, patterns: BlankPatterns, nu: float, psi: float,
                rng: np.random.Generator) -> np.ndarray:
-    """Omega (p, p) from its conditional given Zt (p, n) and alpha (p,) with each pattern's
-    cells integrated out in turn, each pattern's cells of Zt redrawn in place given it.
-    Omega_AA is drawn for the last pattern only: the cells do not depend on it, and each
+    """Omega (p, p) from its conditional given Zt (p, n, C-ordered) and alpha (p,) with each
+    pattern's cells integrated out in turn, each pattern's cells of Zt redrawn in place given
+    it. Omega_AA is drawn for the last pattern only: the cells do not depend on it, and each
     pattern's Omega is replaced by the next one's."""
     p, n = Zt.shape
     Zc = Zt - alpha[:, None]
     S = Zc @ Zc.T
-    if not patterns:
+    if not patterns.size:
         return _inverse_wishart(nu + n, psi * np.eye(p) + S, rng)
-    for pat in patterns:
-        A, B, R = pat.others, pat.blank, pat.rows
-        XR = Zc[np.ix_(A, R)]
-        if pat.seen is None:
-            YR = Zc[np.ix_(B, R)]
-            XX = S[np.ix_(A, A)] - XR @ XR.T
-            XY = S[np.ix_(A, B)] - XR @ YR.T
-            YY = S[np.ix_(B, B)] - YR @ YR.T
-        else:
-            XS, YS = Zc[np.ix_(A, pat.seen)], Zc[np.ix_(B, pat.seen)]
-            XX, XY, YY = XS @ XS.T, XS @ YS.T, YS @ YS.T
-        XX[np.diag_indices_from(XX)] += psi
-        L = np.linalg.cholesky(XX)                                       # P = psi I + X'X = L L'
-        LiXY = solve_triangular(L, XY, lower=True)
-        O_BA = _inverse_wishart(nu + n - R.size, psi * np.eye(B.size) + YY - LiXY.T @ LiXY, rng)
-        V = np.linalg.cholesky(O_BA)
-        Beta = solve_triangular(L, LiXY + rng.standard_normal((A.size, B.size)) @ V.T, lower=True, trans=1)
-        cells = Beta.T @ XR + V @ rng.standard_normal((B.size, R.size))   # (b, r), centred
-        Zt[np.ix_(B, R)] = cells + alpha[B, None]
-        Zc[np.ix_(B, R)] = cells
-        S[np.ix_(A, B)] = XY + XR @ cells.T
-        S[np.ix_(B, A)] = S[np.ix_(A, B)].T
-        S[np.ix_(B, B)] = YY + cells @ cells.T
+    b, r = patterns.blank, np.diff(patterns.rows_ptr)
+    normals = rng.standard_normal(int(np.sum((p - b) * b + b * b + b * r)))
+    chis = rng.chisquare(np.concatenate([nu + n - r[t] - np.arange(b[t]) for t in range(patterns.size)]))
+    Beta, O_BA = _draw_patterns(Zt, Zc, S, alpha, psi, patterns.perm, patterns.blank, patterns.rows,
+                                patterns.rows_ptr, patterns.side, patterns.side_ptr, patterns.subtract, normals, chis)
+    A, B = patterns.perm[-1, :p - b[-1]], patterns.perm[-1, p - b[-1]:]
     O_AA = _inverse_wishart(nu - B.size + n, psi * np.eye(A.size) + S[np.ix_(A, A)], rng)
     Omega = np.empty((p, p))
     Omega[np.ix_(A, A)] = O_AA
@@ -98,6 +106,104 @@ def draw_omega(Zt: np.ndarray, alpha: np.ndarray, patterns: list[BlankPattern], 
     Omega[np.ix_(B, A)] = Omega[np.ix_(A, B)].T
     Omega[np.ix_(B, B)] = O_BA + Beta.T @ O_AA @ Beta
     return 0.5 * (Omega + Omega.T)
+
+
+@nb.njit(cache=True)
+def _draw_patterns(Zt, Zc, S, alpha, psi, perm, blank, rows, rows_ptr, side, side_ptr, subtract, normals, chis):
+    """The patterns' loop of draw_omega: Zt, Zc (p, n) and S = Zc Zc' (p, p) updated in place
+    with each pattern's new cells; returns the last pattern's Beta (a, b) and Omega_B.A (b, b).
+    In pattern order (A, B), the Cholesky factor L of psi I + the seen rows' scatter holds
+    P = L_AA L_AA', L_BA = (L_AA^-1 X'Y)' and the residual scale L_BB L_BB'; Omega_B.A ~
+    IW(df, L_BB L_BB') is L_BB G^-T G^-1 L_BB' with G a Bartlett factor (chis: its squared
+    diagonal, df = nu + n - |R| - i)."""
+    p, n = Zc.shape
+    u, c = 0, 0   # next unused normal and chi-square
+    Beta = np.zeros((0, 0))
+    O_BA = np.zeros((0, 0))
+    for t in range(blank.size):
+        b = blank[t]
+        a = p - b
+        order = perm[t]
+        R = rows[rows_ptr[t]:rows_ptr[t + 1]]
+        rows_side = side[side_ptr[t]:side_ptr[t + 1]]
+        Zs = np.empty((p, rows_side.size))
+        for i in range(p):
+            for k in range(rows_side.size):
+                Zs[i, k] = Zc[order[i], rows_side[k]]
+        T = Zs @ Zs.T
+        if subtract[t]:
+            for i in range(p):
+                for j in range(p):
+                    T[i, j] = S[order[i], order[j]] - T[i, j]
+        P = T.copy()
+        for i in range(p):
+            P[i, i] += psi
+        L = np.linalg.cholesky(P)
+        G = np.zeros((b, b))
+        for i in range(b):
+            G[i, i] = np.sqrt(chis[c + i])
+            for j in range(i):
+                G[i, j] = normals[u]
+                u += 1
+        c += b
+        H = np.ascontiguousarray(L[a:, a:]) @ _lower_inverse(G).T
+        O_BA = H @ H.T
+        V = np.linalg.cholesky(0.5 * (O_BA + O_BA.T))
+        E = normals[u:u + a * b].copy().reshape(a, b)
+        u += a * b
+        Beta = _upper_solve(L[:a, :a], np.ascontiguousarray(L[a:, :a].T) + E @ V.T)   # L_AA^-T (...)
+        XR = np.empty((a, R.size))
+        for i in range(a):
+            for k in range(R.size):
+                XR[i, k] = Zc[order[i], R[k]]
+        noise = normals[u:u + b * R.size].copy().reshape(b, R.size)
+        u += b * R.size
+        cells = np.ascontiguousarray(Beta.T) @ XR + V @ noise
+        for i in range(b):
+            j = order[a + i]
+            for k in range(R.size):
+                Zc[j, R[k]] = cells[i, k]
+                Zt[j, R[k]] = cells[i, k] + alpha[j]
+        XRc = XR @ cells.T
+        CC = cells @ cells.T
+        for i in range(a):
+            for j in range(b):
+                v = T[i, a + j] + XRc[i, j]
+                S[order[i], order[a + j]] = v
+                S[order[a + j], order[i]] = v
+        for i in range(b):
+            for j in range(b):
+                S[order[a + i], order[a + j]] = T[a + i, a + j] + CC[i, j]
+    return Beta, O_BA
+
+
+@nb.njit(cache=True)
+def _lower_inverse(G):
+    """The inverse of a lower-triangular (q, q) matrix, by forward substitution."""
+    q = G.shape[0]
+    out = np.zeros((q, q))
+    for j in range(q):
+        out[j, j] = 1.0 / G[j, j]
+        for i in range(j + 1, q):
+            acc = 0.0
+            for k in range(j, i):
+                acc += G[i, k] * out[k, j]
+            out[i, j] = -acc / G[i, i]
+    return out
+
+
+@nb.njit(cache=True)
+def _upper_solve(L, Y):
+    """X with L' X = Y for lower-triangular L (a, a) and Y (a, b), by back substitution."""
+    a, b = Y.shape
+    X = np.empty((a, b))
+    for j in range(b):
+        for i in range(a - 1, -1, -1):
+            acc = Y[i, j]
+            for k in range(i + 1, a):
+                acc -= L[k, i] * X[k, j]
+            X[i, j] = acc / L[i, i]
+    return X
 
 
 def _inverse_wishart(df: float, scale: np.ndarray, rng: np.random.Generator) -> np.ndarray:

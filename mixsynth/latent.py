@@ -24,7 +24,7 @@ import numba as nb
 import numpy as np
 from scipy import stats
 
-from .blank_cells import BlankPattern, blank_patterns
+from .blank_cells import BlankPatterns, blank_patterns
 from .truncnorm import std_normal, truncnorm, uniform
 
 RANK, LEVEL = 0, 1
@@ -89,7 +89,7 @@ class Constraints:
         return self.codes.shape[1]
 
     @cached_property
-    def blank_patterns(self) -> list[BlankPattern]:
+    def blank_patterns(self) -> BlankPatterns:
         """Each set of latent columns blank in exactly the same rows (blank_cells.py)."""
         return blank_patterns(self.missing, self.missing_ptr, self.n_rows)
 
