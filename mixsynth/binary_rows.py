@@ -14,7 +14,8 @@ boundary gam a free cutpoint, (beta, c) = (b, gam) / s is then a probit regressi
 binary on z_(-j) with prior beta ~ N(0, I / psi) and c flat; s, which the likelihood does
 not see, stays (the scale move draws it). The move is a Metropolis-Hastings step whose
 proposal is a Newton step from the current value with the inverse curvature as covariance
-(near the mode, the normal at the mode), followed by the column drawn on its sides of the
+(near the mode, the normal at the mode; the curvature summed over the rarer side and a
+sample of the other, which keeps the step exact since only the proposal uses it), followed by the column drawn on its sides of the
 new boundary, and a second step with probability min(1, old gap / new gap) that makes the
 free-cutpoint model's move exact for the rank likelihood, as the cut move's does
 (latent.py, ``_move_cut``; Cowles 1996).
@@ -29,9 +30,12 @@ from .latent import RANK, Constraints
 from .truncnorm import draw_probit
 
 RARE_SHARE = 0.1     # a binary whose smaller group holds under this share of its observed rows
-MOVES_PER_SWEEP = 2  # rare binaries moved a sweep, drawn at random: a move (two O(m p^2)
-#   curvatures, as a sweep is O(n p^2)) costs an eighth of a sweep on the paper layout and a
-#   sixth on NHEFS, which has 21 rare binaries
+MOVES_PER_SWEEP = 2  # rare binaries moved a sweep, drawn at random (NHEFS has 21): four on
+#   the paper layout gave no better a fit (max R-hat 1.053, min bulk ESS 79 in 271 s; two:
+#   1.015 and 155 in 246 s; one run each, and min ESS moves between 80 and 175 run to run)
+HESSIAN_ROWS = 2000  # rows of a binary's larger side its proposal's curvature is summed over:
+#   a move's cost is then O(n p) + O((rare rows + 2,000) p^2), not O(n p^2); on the paper
+#   layout (19,364 rows) the default fit took 246 s instead of 307
 PROPOSAL_SCALE = 1.2  # the proposal's covariance: this times the inverse curvature where it starts
 SQRT2PI = math.sqrt(2.0 * math.pi)
 
@@ -67,22 +71,16 @@ def move_binary_rows(Omega: np.ndarray, Zt: np.ndarray, alpha: np.ndarray, cons:
         z = Zt[j]
         top, bottom = z[below].max(), z[above].min()
         gam = top + (bottom - top) * rng.random()
-        sign = np.zeros(n)
-        sign[below], sign[above] = -1.0, 1.0
-        seen = np.flatnonzero(sign)
-        At = np.take(Zt, seen, axis=1)        # (p, m) signed design: P(y_i) = Phi(a_i' theta),
-        At -= alpha[:, None]                  #   theta = (b / s with the boundary / s at j);
-        At[j] = -1.0                          #   take keeps it C-ordered (Zt[:, seen] does not,
-        At *= sign[seen]                      #   and every product then costs ten times more)
         prior = np.full(p, psi)
         prior[j] = 0.0
+        probit = _Probit(Zt, alpha, j, below, above, prior, rng)
         theta = np.zeros(p)
         theta[rest], theta[j] = b / s, gam / s
-        here = _newton_proposal(At, theta, prior)
+        here = probit.proposal(theta)
         if here is None:
             continue
         new = here.mean + np.linalg.solve(here.chol.T, rng.standard_normal(p))
-        there = _newton_proposal(At, new, prior)   # None: no way back, refused
+        there = probit.proposal(new)   # None: no way back, refused
         if there is None or not (math.log(rng.random()) < there.log_post - here.log_post
                                  + there.log_q(theta) - here.log_q(new)):
             continue
@@ -91,7 +89,7 @@ def move_binary_rows(Omega: np.ndarray, Zt: np.ndarray, alpha: np.ndarray, cons:
         cut = s * new[j]
         old = z.copy()
         w = np.empty(n)   # z = cut + s w, w drawn on the row's side of 0 (free where sign is 0)
-        draw_probit(w, (coef @ Zt - coef @ alpha - cut) / s, np.where(sign == 0, np.nan, sign > 0), streams[j:j + 1])
+        draw_probit(w, (coef @ Zt - coef @ alpha - cut) / s, probit.side, streams[j:j + 1])
         z[:] = cut + s * w
         if rng.random() * (z[above].min() - z[below].max()) > bottom - top:   # refused: the column goes back
             z[:] = old
@@ -103,11 +101,61 @@ def move_binary_rows(Omega: np.ndarray, Zt: np.ndarray, alpha: np.ndarray, cons:
     return Omega
 
 
+class _Probit:
+    """The collapsed probit of binary column j given the others: P(row i's side) =
+    Phi(sign_i a_i' theta) with a_i = z_i - alpha, its j-th entry -1 (theta_j: the boundary
+    over s), sign -1 on ``below``, +1 on ``above``. The log posterior and its gradient sum
+    over every row the binary sees (two products with Zt); the curvature, which only shapes
+    the proposal, over the smaller side and HESSIAN_ROWS rows of the larger, drawn once a
+    move and weighted up to the larger side's size (so both directions of a move use the same
+    rows, and the Metropolis-Hastings ratio stays exact)."""
+
+    def __init__(self, Zt, alpha, j, below, above, prior, rng):
+        self.Zt, self.alpha, self.j, self.prior = Zt, alpha, j, prior
+        self.side = np.full(Zt.shape[1], np.nan)
+        self.side[below], self.side[above] = 0.0, 1.0
+        self.sign = np.zeros(Zt.shape[1])
+        self.sign[below], self.sign[above] = -1.0, 1.0
+        small, large = (below, above) if below.size < above.size else (above, below)
+        if large.size > HESSIAN_ROWS:
+            large = rng.choice(large, HESSIAN_ROWS, replace=False)
+        rows = np.concatenate([small, large])
+        self.weight = np.r_[np.ones(small.size), np.full(large.size, max(below.size, above.size) / large.size)]
+        self.rows = rows
+        self.At = np.take(Zt, rows, axis=1)   # (p, m) C-ordered: Zt[:, rows] is not, and
+        self.At -= alpha[:, None]             #   every product then costs ten times more
+        self.At[j] = -1.0
+
+    def proposal(self, theta: np.ndarray) -> "_Proposal | None":
+        """The Newton proposal from theta; None where the curvature is not positive definite
+        to working precision."""
+        coef = theta.copy()
+        coef[self.j] = 0.0
+        u_all = self.sign * (coef @ self.Zt - coef @ self.alpha - theta[self.j])
+        seen = self.sign != 0
+        u = u_all[seen]
+        log_p = log_ndtr(u)
+        mills = np.zeros_like(u_all)
+        mills[seen] = np.exp(-0.5 * u * u - log_p) / SQRT2PI      # phi(u) / Phi(u)
+        v = self.sign * mills
+        grad = self.Zt @ v - self.alpha * v.sum()
+        grad[self.j] = -v.sum()
+        grad -= self.prior * theta
+        ur, mr = u_all[self.rows], mills[self.rows]
+        H = (self.At * (self.weight * mr * (mr + ur))) @ self.At.T
+        H[np.diag_indices_from(H)] += self.prior
+        try:
+            chol = np.linalg.cholesky(H / PROPOSAL_SCALE)
+        except np.linalg.LinAlgError:
+            return None
+        return _Proposal(log_p.sum() - 0.5 * self.prior @ (theta * theta), theta + np.linalg.solve(H, grad), chol)
+
+
 @dataclass(frozen=True)
 class _Proposal:
     """At theta: the probit's log posterior f(theta) = sum_i log Phi(a_i' theta) - prior .
-    theta^2 / 2, and the proposal N(theta + H^-1 grad f, PROPOSAL_SCALE H^-1) with H = -d2 f,
-    held as the Cholesky factor of H / PROPOSAL_SCALE."""
+    theta^2 / 2, and the proposal N(theta + H^-1 grad f, PROPOSAL_SCALE H^-1) with H = -d2 f
+    (summed over part of the rows: _Probit), held as the Cholesky factor of H / PROPOSAL_SCALE."""
     log_post: float
     mean: np.ndarray
     chol: np.ndarray
@@ -116,19 +164,3 @@ class _Proposal:
         """log proposal density of x, up to a constant shared by every proposal of this size."""
         r = self.chol.T @ (x - self.mean)
         return float(np.log(np.diag(self.chol)).sum() - 0.5 * r @ r)
-
-
-def _newton_proposal(At: np.ndarray, theta: np.ndarray, prior: np.ndarray) -> _Proposal | None:
-    """The Newton proposal from theta (At: (p, m), the a_i as columns); None where the
-    curvature is not positive definite to working precision."""
-    u = theta @ At
-    log_p = log_ndtr(u)
-    mills = np.exp(-0.5 * u * u - log_p) / SQRT2PI      # phi(u) / Phi(u)
-    H = (At * (mills * (mills + u))) @ At.T
-    H[np.diag_indices_from(H)] += prior
-    try:
-        chol = np.linalg.cholesky(H / PROPOSAL_SCALE)
-    except np.linalg.LinAlgError:
-        return None
-    step = np.linalg.solve(H, At @ mills - prior * theta)
-    return _Proposal(log_p.sum() - 0.5 * prior @ (theta * theta), theta + step, chol)
