@@ -4,13 +4,17 @@ drift, exact copies and attribute inference, and the time of `mixsynth report`.
     python benchmarks/reports.py           # full run -> results/reports.{json,md}
     python benchmarks/reports.py --quick   # short chains -> results/reports-quick.{json,md}
     python benchmarks/reports.py --only cps1988
+    python benchmarks/reports.py --only ncbirths --fits 5   # also 4 more fits, one file each
 
 For each real file (NC births, CPS 1988, NHEFS; spec in examples/), exactly as a user runs the
 command line: `mixsynth dataset`, `mixsynth split` (20% holdout, seed 1, never shown to the
 synthesizer), `mixsynth fit` with the spec's settings (seed 1), then five synthetic files
 (`mixsynth sample`, seeds 1-5, one posterior draw each), each reported on alone with
 `mixsynth report` against the training rows and the holdout. Wall seconds of each command
-are measured around the subprocess (Python start-up and file reading included).
+are measured around the subprocess (Python start-up and file reading included). With
+`--fits K`, K - 1 more fits (seeds 2..K) give one file each (synthesis seed 1), and the
+standard deviation of mean CIO over the K fits is set beside its SD over one fit's files:
+a sampler that has mixed makes them alike (issue 12).
 """
 import json
 import os
@@ -43,47 +47,65 @@ def run(*args: str) -> tuple[float, str]:
     return time.perf_counter() - t0, done.stdout
 
 
-def bench_dataset(name: str, quick: bool, folder: Path) -> dict:
+def bench_dataset(name: str, quick: bool, folder: Path, fits: int = 1) -> dict:
     spec = ROOT / "examples" / f"{name}.yaml"
-    real, train, hold, model = (folder / f"{name}{s}" for s in (".csv", "-train.csv", "-holdout.csv", "-model.npz"))
+    real, train, hold = (folder / f"{name}{s}" for s in (".csv", "-train.csv", "-holdout.csv"))
     run("dataset", name, str(real))
     run("split", str(real), "--train", str(train), "--holdout", str(hold), "--seed", "1")
-    fit_args = ["fit", str(train), "--spec", str(spec), "--seed", "1", "--model", str(model), "--no-progress"]
-    if quick:
-        fit_args += ["--sweeps", str(QUICK_SWEEPS)]
-    fit_seconds, fit_out = run(*fit_args)
-    conv = re.search(r"max R-hat (\S+), min bulk ESS (\S+)", fit_out)
-    files = []
-    for seed in SEEDS:
-        syn = folder / f"{name}-syn-{seed}.csv"
+
+    def fit(seed: int) -> tuple[Path, float, re.Match | None]:
+        model = folder / f"{name}-model-{seed}.npz"
+        fit_args = ["fit", str(train), "--spec", str(spec), "--seed", str(seed), "--model", str(model), "--no-progress"]
+        if quick:
+            fit_args += ["--sweeps", str(QUICK_SWEEPS)]
+        seconds, out = run(*fit_args)
+        return model, seconds, re.search(r"max R-hat (\S+), min bulk ESS (\S+)", out)
+
+    def report_file(model: Path, tag: str, seed: int) -> dict:
+        syn = folder / f"{name}-syn-{tag}.csv"
         sample_seconds, _ = run("sample", str(model), "--out", str(syn), "--seed", str(seed))
-        out = folder / f"{name}-report-{seed}"
+        out = folder / f"{name}-report-{tag}"
         report_seconds, _ = run("report", str(train), str(syn), "--spec", str(spec), "--holdout", str(hold),
                                 "--out", str(out))
         report = json.loads((out / "report.json").read_text())
         decision = json.loads((out / "decision.json").read_text())
         pairs = report["associations"]["categorical_pairs"]
         drops = [abs(p["drop"]) for p in pairs if p["drop"] is not None]
-        files.append({"seed": seed, "sample_seconds": sample_seconds, "report_seconds": report_seconds,
-                      "report_internal_seconds": report.get("seconds"),
-                      "load_average_1min": os.getloadavg()[0],
-                      "headline": report["headline"], "max_abs_cramers_v_change": max(drops, default=None),
-                      "n_categorical_pairs": len(pairs), "decision": decision["decision"],
-                      "failed_rules": [r["measure"] for r in decision["rules"] if not r["passed"]]})
-        log(f"{name} file {seed}: mean CIO {report['headline']['mean_cio']:.3f}, "
+        log(f"{name} file {tag}: mean CIO {report['headline']['mean_cio']:.3f}, "
             f"max V drop {report['headline']['max_cramers_v_drop']}, report {report_seconds:.1f} s")
+        return {"seed": seed, "sample_seconds": sample_seconds, "report_seconds": report_seconds,
+                "report_internal_seconds": report.get("seconds"),
+                "load_average_1min": os.getloadavg()[0], "rows": report["rows"], "columns": len(report["columns"]),
+                "headline": report["headline"], "max_abs_cramers_v_change": max(drops, default=None),
+                "n_categorical_pairs": len(pairs), "decision": decision["decision"],
+                "failed_rules": [r["measure"] for r in decision["rules"] if not r["passed"]]}
+
+    model, fit_seconds, conv = fit(1)
+    files = [report_file(model, str(seed), seed) for seed in SEEDS]
     cio = [f["headline"]["mean_cio"] for f in files]
-    return {"rows": report["rows"], "columns": len(report["columns"]), "fit_seconds": fit_seconds,
-            "rhat_max": conv and conv.group(1), "ess_bulk_min": conv and conv.group(2),
-            "files": files,
-            "summary": {"mean_cio_mean": statistics.mean(cio), "mean_cio_min": min(cio), "mean_cio_max": max(cio),
-                        "files_cio_at_least_0_7": sum(c >= 0.7 for c in cio),
-                        "max_cramers_v_drop": max(f["headline"]["max_cramers_v_drop"] or 0 for f in files),
-                        "max_abs_cramers_v_change": max(f["max_abs_cramers_v_change"] or 0 for f in files),
-                        "exact_copies": sum(f["headline"]["exact_copies"] for f in files),
-                        "max_attribute_lift": max(f["headline"]["max_attribute_lift"] or 0 for f in files),
-                        "report_seconds_max": max(f["report_seconds"] for f in files),
-                        "report_seconds_median": statistics.median(f["report_seconds"] for f in files)}}
+    out = {"rows": files[0]["rows"], "columns": files[0]["columns"], "fit_seconds": fit_seconds,
+           "rhat_max": conv and conv.group(1), "ess_bulk_min": conv and conv.group(2),
+           "files": files,
+           "summary": {"mean_cio_mean": statistics.mean(cio), "mean_cio_min": min(cio), "mean_cio_max": max(cio),
+                       "mean_cio_sd_over_files": statistics.stdev(cio),
+                       "files_cio_at_least_0_7": sum(c >= 0.7 for c in cio),
+                       "max_cramers_v_drop": max(f["headline"]["max_cramers_v_drop"] or 0 for f in files),
+                       "max_abs_cramers_v_change": max(f["max_abs_cramers_v_change"] or 0 for f in files),
+                       "exact_copies": sum(f["headline"]["exact_copies"] for f in files),
+                       "max_attribute_lift": max(f["headline"]["max_attribute_lift"] or 0 for f in files),
+                       "report_seconds_max": max(f["report_seconds"] for f in files),
+                       "report_seconds_median": statistics.median(f["report_seconds"] for f in files)}}
+    if fits > 1:   # independent fits (seeds 1, 2, ...), the first file (synthesis seed 1) of each
+        runs = [{"fit_seed": 1, "fit_seconds": fit_seconds, "rhat_max": out["rhat_max"],
+                 "ess_bulk_min": out["ess_bulk_min"], "mean_cio": cio[0]}]
+        for seed in range(2, fits + 1):
+            model, seconds, conv = fit(seed)
+            f = report_file(model, f"fit{seed}", 1)
+            runs.append({"fit_seed": seed, "fit_seconds": seconds, "rhat_max": conv and conv.group(1),
+                         "ess_bulk_min": conv and conv.group(2), "mean_cio": f["headline"]["mean_cio"]})
+        out["fits"] = runs
+        out["summary"]["mean_cio_sd_over_fits"] = statistics.stdev(r["mean_cio"] for r in runs)
+    return out
 
 
 def markdown(res: dict) -> str:
@@ -105,6 +127,16 @@ def markdown(res: dict) -> str:
                  f"{s['files_cio_at_least_0_7']}/{len(d['files'])} | {s['max_cramers_v_drop']:.3f} | "
                  f"{s['max_abs_cramers_v_change']:.3f} | {s['exact_copies']} | {s['max_attribute_lift']:.3f} | "
                  f"{s.get('report_seconds_median', float('nan')):.1f} / {s['report_seconds_max']:.1f} |")
+    for name in DATASETS:
+        d = res.get(name)
+        if d and d.get("fits"):
+            s = d["summary"]
+            L += ["", f"{name}, {len(d['fits'])} independent fits (seeds 1-{len(d['fits'])}, synthesis seed 1 each; "
+                  f"`--fits`): mean CIO " + ", ".join(f"{r['mean_cio']:.3f}" for r in d["fits"])
+                  + f"; SD over fits {s['mean_cio_sd_over_fits']:.3f} against {s['mean_cio_sd_over_files']:.3f} "
+                  f"over the five files of one fit; chains max R-hat "
+                  + ", ".join(str(r["rhat_max"]) for r in d["fits"]) + ", min bulk ESS "
+                  + ", ".join(str(r["ess_bulk_min"]) for r in d["fits"]) + "."]
     L += ["", "A utility figure counts only beside converged chains (max R-hat <= 1.05, min bulk ESS >= 100).",
           "", f"Targets: {json.dumps(TARGETS)}. 'max V drop' is the largest fall of Cramer's V "
           "(real - synthetic) over categorical pairs, the release rule's measure; 'max abs V change' "
@@ -116,6 +148,12 @@ def markdown(res: dict) -> str:
 
 
 def main(argv=None) -> None:
+    fits = 1
+    if argv is None:
+        argv = sys.argv[1:]
+    if "--fits" in argv:   # the benchmarks' shared options do not know it
+        i = argv.index("--fits")
+        fits, argv = int(argv[i + 1]), argv[:i] + argv[i + 2:]
     args, out, pieces, max_wait = parse_arguments(
         argv, __doc__.split("\n")[0], "reports", list(DATASETS), f"{QUICK_SWEEPS} sweeps per fit")
     res = {"quick": args.quick, "targets": TARGETS, "machine": machine(), "runs": {}}
@@ -125,7 +163,7 @@ def main(argv=None) -> None:
         res.update({k: old[k] for k in DATASETS if k in old})
     with tempfile.TemporaryDirectory() as tmp:
         for name in pieces:
-            run_piece(res, name, lambda: bench_dataset(name, args.quick, Path(tmp)), max_wait)
+            run_piece(res, name, lambda: bench_dataset(name, args.quick, Path(tmp), fits), max_wait)
             save_results(res, out, markdown)
     log(f"wrote {out.with_suffix('.md')}")
 
