@@ -165,6 +165,9 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
                 print(f"  {score.name}: {score.reason}")
     elif response_order(model.spec_):
         print(f"responses modelled by BART after the copula (declared): {', '.join(response_order(model.spec_))}")
+    if model.derived_:
+        print(f"columns derived exactly from another ({len(model.derived_)}): "
+              f"{', '.join(d.describe() for d in model.derived_)}")
     rules = model.implications()
     if rules:
         print(f"skip patterns kept exactly ({len(rules)}): {'; '.join(rules)}")

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .derived import Derivation, find_derivations
 from .diagnostics import convergence, copula_correlation, judged_entries
 from .guards import check_layout
 from .encode import categorical_sources, encode, level_codes, rank_column_values
@@ -76,9 +77,13 @@ class CopulaSynthesizer:
     table order) leave the copula and are modelled by rank-likelihood BART given the copula
     columns and the responses before them (responses.py).
 
+    Columns that are a function of another column (a recode, a state's tax beside the state;
+    derived.py) leave the model too, and are looked up from their source at synthesis.
+
     Fitted attributes: ``spec_``, ``columns_`` (latent columns), ``factors_``, ``draws_``
     (alpha (C, T, p), Lambda (C, T, p, k), sigma2 (C, T, p)), ``marginals_``, ``joint_``,
-    ``responses_`` (ResponseModel, or CategoricalResponse, per response), ``n_rows_``, ``convergence_``.
+    ``responses_`` (ResponseModel, or CategoricalResponse, per response), ``derived_``
+    (Derivation per derived column, in lookup order), ``n_rows_``, ``convergence_``.
     """
 
     def __init__(self, spec: TableSpec | None = None, settings: SamplerSettings | None = None,
@@ -104,13 +109,22 @@ class CopulaSynthesizer:
         return self.fit_responses(frame)
 
     def _encode(self, frame: pd.DataFrame):
+        """(spec, model values, latent columns) and the constraints; sets ``derived_``
+        and, with ``responses: auto``, ``screen_``."""
         spec = getattr(self, "spec_", None) or self.spec or infer_spec(frame)
         values = to_codes(frame, spec)
+        declared = () if isinstance(spec.responses, str) else spec.responses
+        self.derived_ = find_derivations(spec, values, declared) if spec.derived == "auto" else []
         if spec.responses == "auto":
-            self.screen_ = screen_responses(spec, values, self.seed)
+            self.screen_ = screen_responses(self._copula_spec(spec), values, self.seed)
             spec = replace(spec, responses=self.screen_.order)
-        columns, cons = encode(spec, values, self.method, response_order(spec))
+        columns, cons = encode(self._copula_spec(spec), values, self.method, response_order(spec))
         return (spec, values, columns), cons
+
+    def _copula_spec(self, spec: TableSpec) -> TableSpec:
+        """``spec`` without the derived columns: the columns the copula and BART model."""
+        derived = {d.name for d in self.derived_}
+        return replace(spec, columns=tuple(c for c in spec.columns if c.name not in derived))
 
     def fit_marginals(self, frame: pd.DataFrame) -> "CopulaSynthesizer":
         """First stage: the latent layout, the number of factors, the marginals and the
@@ -176,7 +190,7 @@ class CopulaSynthesizer:
         """Last stage: BART for each response (none: nothing to do), in parallel processes
         when there are several and the table is large. Sets ``responses_``."""
         values = to_codes(frame, self.spec_)
-        self.responses_ = self._fit_responses(self.spec_, values, response_order(self.spec_),
+        self.responses_ = self._fit_responses(self._copula_spec(self.spec_), values, response_order(self.spec_),
                                               np.random.SeedSequence([self.seed, 1]), self.workers)
         return self
 
@@ -213,6 +227,7 @@ class CopulaSynthesizer:
         probit per response) and the screen's scores (None when the spec named them)."""
         order = response_order(self.spec_)
         return {"modelled": list(order), "chosen_by": "spec" if self.screen_ is None else "screen",
+                "derived": [d.describe() for d in self.derived_],
                 "links": {m.name: m.link for m in getattr(self, "responses_", [])},
                 "summary": (self.screen_.summary() if self.screen_ is not None else
                             f"modelled by BART (declared in the spec): {', '.join(order) or 'none'}"),
@@ -340,6 +355,8 @@ class CopulaSynthesizer:
             y = model.draw_values(model.design.matrix(values), self.marginals_[model.name], rng,
                                   draw if response_draws else None)
             values[model.name] = np.where(response_blanks.get(model.name, False), np.nan, y)
+        for d in self.derived_:
+            values[d.name] = d.apply(values[d.source])
         info["exact_share"] = exact
         return from_codes(values, self.spec_), info
 
@@ -417,6 +434,11 @@ class CopulaSynthesizer:
         arrays["rows/hashes"] = self.row_hashes_
         for r, m in enumerate(self.joint_.margins):
             arrays[f"joint/margin/{r}"] = m
+        meta["derived"] = []
+        for i, d in enumerate(self.derived_):
+            d_meta, d_arrays = d.to_state()
+            meta["derived"].append(d_meta)
+            arrays.update({f"derived/{i}/{key}": arr for key, arr in d_arrays.items()})
         meta["responses"] = []
         for i, model in enumerate(getattr(self, "responses_", [])):
             r_meta, r_arrays = model.to_state()
@@ -451,6 +473,8 @@ class CopulaSynthesizer:
                          for c in meta["columns"]]
         self.factors_, self.n_rows_ = meta["factors"], meta["n_rows"]
         self.screen_ = ResponseScreen.from_dict(meta["screen"]) if meta.get("screen") else None
+        self.derived_ = [Derivation.from_state(d, {key: arrays[f"derived/{i}/{key}"] for key in ("keys", "values")})
+                         for i, d in enumerate(meta.get("derived", []))]
         stages = meta.get("stages", ["marginals", "copula", "responses"])
         if "copula" in stages:
             self.convergence_ = meta["convergence"]

@@ -70,7 +70,7 @@ INFER_DEFAULTS = {"categorical_max_levels": 5, "max_levels": 100,
                   "ordinal_as_categorical_below": 10, "min_rows": 20, "min_level_rows": 5}
 OTHER = "other"          # the level rare levels are merged into
 NUMBER_SHARE = 0.9       # share of cells that must be numbers (dates) for text to read as such
-_SECTIONS = ("exclude", "infer", "columns", "sampler", "synthesis", "bart", "responses")
+_SECTIONS = ("exclude", "infer", "columns", "sampler", "synthesis", "bart", "responses", "derived")
 _EXCLUDE_FIX = "drop it or list it under `exclude` in the spec"
 
 
@@ -131,6 +131,7 @@ class TableSpec:
     order: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     responses: str | tuple = "auto"
+    derived: str = "auto"
 
     def __post_init__(self):
         for key in ("columns", "excluded", "constants", "order", "notes"):
@@ -188,7 +189,7 @@ class TableSpec:
                    synthesis=dict(d.get("synthesis", {})), bart=dict(d.get("bart", {})),
                    extra=dict(d.get("extra", {})), constants=tuple(dict(c) for c in d.get("constants", ())),
                    order=tuple(d.get("order", ())), notes=tuple(d.get("notes", ())),
-                   responses=d.get("responses", "auto"))
+                   responses=d.get("responses", "auto"), derived=d.get("derived", "auto"))
 
 
 def load_spec(path) -> dict:
@@ -258,7 +259,7 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
     bart = _section(raw, "bart")
     return TableSpec(tuple(columns), tuple(excluded), _section(raw, "sampler"), _section(raw, "synthesis"),
                      bart, extra, tuple(constants), tuple(kept) if constants else (), tuple(notes),
-                     _responses(raw.get("responses"), bart, columns))
+                     _responses(raw.get("responses"), bart, columns), _derived(raw.get("derived", "auto")))
 
 
 def to_codes(frame: pd.DataFrame, spec: TableSpec) -> dict[str, np.ndarray]:
@@ -662,6 +663,15 @@ def _responses(value, bart: dict, columns: list[ColumnSpec]) -> str | tuple:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
     raise InputError("`responses` must be auto, none or a list of column names, e.g. [age, wage]")
+
+
+def _derived(value) -> str:
+    """The spec's ``derived:`` setting: "auto" (columns that are a function of another are
+    looked up from it, derived.py) or "none"."""
+    if value not in ("auto", "none"):
+        raise InputError("`derived` must be auto (columns that are a function of another are derived "
+                         "from it) or none; fix it in the spec")
+    return value
 
 
 def _is_number(v) -> bool:

@@ -294,7 +294,8 @@ def test_columns_missing_together_share_one_indicator_and_stay_blank_together(sh
 def test_blanks_that_a_binary_spells_follow_it(short_run):
     """A skip pattern (year of death blank exactly where death = 0, month of death too but
     for three slips) gets no indicator, a copy of death: the blanks follow death, in every
-    synthetic row, at death's rate."""
+    synthetic row, at death's rate. (With ``derived: auto``, death is a function of the year
+    of death and is looked up from it instead: test_derived.py.)"""
     rng = np.random.default_rng(9)
     n = 1200
     age = rng.normal(50, 10, n)
@@ -305,7 +306,7 @@ def test_blanks_that_a_binary_spells_follow_it(short_run):
     table = pd.DataFrame({"age": age, "death": death,
                           "yrdth": np.where(death == 1, rng.integers(83, 93, n), np.nan),
                           "modth": month, "weight": rng.normal(70, 10, n)})
-    model = CopulaSynthesizer(infer_spec(table), short_run, seed=0).fit(table)
+    model = CopulaSynthesizer(infer_spec(table, {"derived": "none"}), short_run, seed=0).fit(table)
     assert not [c for c in model.columns_ if c.role == "missing"]
     assert [(c.name, c.blanks, c.blank_when) for c in model.columns_ if c.blanks] == [
         ("death", ("yrdth", "modth"), 0.0)]

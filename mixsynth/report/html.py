@@ -87,6 +87,10 @@ def _responses(report: dict) -> str:
         "A Gaussian copula carries monotone dependence only. Columns whose relation to the others "
         "it cannot follow are modelled by BART after it (rank likelihood; probit for a 0/1 column). "
         + _e(r["summary"]) + ".")]
+    if r.get("derived"):
+        out.append(_p("Columns that are a function of another column in the real file (a recode, a value "
+                      "per area) are not modelled: each synthetic row looks them up from its source, so "
+                      "the link holds exactly: " + _e("; ".join(r["derived"])) + "."))
     screen = r.get("screen")
     if screen:
         out.append(_p(f"The screen (on {screen['rows']:,} rows, {screen['rule']['folds']}-fold): out-of-fold "
