@@ -22,6 +22,7 @@ ends at a modelled column and the derivations come in the order their lookups ru
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 from .schema import TableSpec
 
@@ -97,8 +98,8 @@ def _linked(a: tuple, b: tuple) -> bool:
     codes_b = b[0]
     if not np.array_equal(codes_b, codes_b[first][codes_a]):
         return False
-    share = b[2] / codes_b.size
-    log_pure = np.log((share[None, :] ** sizes[:, None]).sum(axis=1))
+    log_share = np.log(b[2] / codes_b.size)
+    log_pure = special.logsumexp(sizes[:, None] * log_share[None, :], axis=1)
     return bool(log_pure.sum() < np.log(DERIVED_CHANCE))
 
 
