@@ -14,7 +14,7 @@ a chance below DERIVED_CHANCE: under independence a group of A of n_g rows is pu
 probability sum_b s_b^n_g (s_b: the share of B's value b), and the groups are
 independent, so the chance is their product. A must be a column whose synthetic values
 are real values (categorical, binary, ordinal, count; not a continuous or date column,
-whose marginal smooths) and not a BART response. B leaves the model; at synthesis it is
+nor a count of mostly unique values, whose marginals smooth) and not a BART response. B leaves the model; at synthesis it is
 looked up from A's synthetic value. Columns are visited from the most to the fewest
 distinct values, and B's source is visited before B, so a chain (B from A, C from B)
 ends at a modelled column and the derivations come in the order their lookups run.
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from .marginals import returns_real_values
 from .schema import TableSpec
 
 DERIVED_CHANCE = 1e-6  # a link a table without it would show less often than this is kept
-SOURCE_KINDS = ("categorical", "binary", "ordinal", "count")
 
 
 @dataclass(frozen=True)
@@ -74,13 +74,19 @@ def find_derivations(spec: TableSpec, values: dict[str, np.ndarray],
         if name in keep or groups[name][1].size < 2:
             continue
         for source in reversed(order[:i]):   # the fewest distinct values first: the nearest coarsening
-            col = spec.column(source)
-            if source in keep or col.kind not in SOURCE_KINDS:
+            if source in keep or not _real_values(spec, source, values[source]):
                 continue
             if _linked(groups[source], groups[name]):
                 derived.append(_derivation(name, source, values[source], values[name], groups[source][1]))
                 break
     return derived
+
+
+def _real_values(spec: TableSpec, name: str, y: np.ndarray) -> bool:
+    """Whether column ``name``'s synthetic values are real values: a categorical's (from the
+    joint), and a binary, ordinal or count column's with an empirical marginal."""
+    kind = spec.column(name).kind
+    return kind == "categorical" or returns_real_values(y[~np.isnan(y)], kind)
 
 
 def _groups(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

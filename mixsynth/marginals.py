@@ -21,6 +21,7 @@ _KERNEL_REACH = 8.0        # kernels are evaluated within 8 bandwidths; beyond, 
 _TAIL = 4.0                # continuous support: [min - 4h, max + 4h], clipped to the bounds
 HEAP_MIN_ROWS = 5          # in a heaped column, a value held by this many rows is an atom
 HEAPED_SHARE = 0.5         # heaped: at least this share of the rows off the atoms hold such values
+UNIQUE_COUNT_SHARE = 0.5   # a count whose values held by one row hold more of its rows is smoothed
 
 
 
@@ -44,15 +45,24 @@ def _finite_1d(values, what: str) -> np.ndarray:
 class EmpiricalMarginal:
     """Scaled empirical CDF of a rank column: F(y) = #{y_i <= y} / (n + 1).
 
+    `ppf` only ever returns observed values, and with ``min_rows`` = 2 never a value held by
+    one row: such a value's mass goes to the nearest value held by at least ``min_rows`` rows
+    (of two at the same distance, the one toward the median), so a respondent's unique
+    blood pressure or number of pregnancies is never written to a synthetic file. With no
+    value held by that many rows, every value stays.
+
     Attributes: `values_` (k,) distinct observed values, ascending; `counts_` (k,) int
-    counts; `n_` number of observations. `ppf` only ever returns observed values.
+    counts; `n_` number of observations; `released_` (k,) the value `ppf` returns in
+    place of each.
     """
 
-    def __init__(self, values):
+    def __init__(self, values, min_rows: int = 1):
         """`values`: (n,) finite observed codes or numbers (missing values already dropped)."""
         x = _finite_1d(values, "EmpiricalMarginal")
         self.values_, self.counts_ = np.unique(x, return_counts=True)
         self.n_ = int(x.size)
+        self.min_rows = int(min_rows)
+        self.released_ = _released(self.values_, self.counts_, self.min_rows)
 
     def cdf(self, y) -> np.ndarray:
         """Scaled ECDF at `y` (any shape) -> same shape, in [0, n/(n+1)]."""
@@ -68,12 +78,28 @@ class EmpiricalMarginal:
         """
         u = np.asarray(u, dtype=float)
         r = np.clip(np.ceil(u * (self.n_ + 1) - 1e-6), 1, self.n_)
-        return self.values_[np.searchsorted(np.cumsum(self.counts_), r, side="left")]
+        return self.released_[np.searchsorted(np.cumsum(self.counts_), r, side="left")]
 
     def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """(JSON-able meta, float arrays {'values': (k,), 'counts': (k,)})."""
-        return ({"kind": "empirical", "n": self.n_},
+        return ({"kind": "empirical", "n": self.n_, "min_rows": self.min_rows},
                 {"values": self.values_.copy(), "counts": self.counts_.astype(float)})
+
+
+def _released(values: np.ndarray, counts: np.ndarray, min_rows: int) -> np.ndarray:
+    """(k,) each distinct value, or for one held by fewer than ``min_rows`` rows the nearest
+    held by at least that many (ties toward the median); ``values`` unchanged when none is."""
+    kept = values[counts >= min_rows]
+    if kept.size in (0, values.size):
+        return values.copy()
+    median = values[np.searchsorted(np.cumsum(counts), counts.sum() / 2)]
+    pos = np.searchsorted(kept, values)   # the first kept value at or above each
+    below, above = kept[np.maximum(pos - 1, 0)], kept[np.minimum(pos, kept.size - 1)]
+    d_below = np.where(pos > 0, values - below, np.inf)
+    d_above = np.where(pos < kept.size, above - values, np.inf)
+    toward = np.where(values < median, above, below)
+    out = np.where(d_below < d_above, below, np.where(d_above < d_below, above, toward))
+    return np.where(counts >= min_rows, values, out)
 
 
 class SmoothedMarginal:
@@ -264,6 +290,8 @@ def marginal_from_state(meta: dict, arrays: dict[str, np.ndarray]) -> EmpiricalM
         marginal.values_ = np.asarray(arrays["values"], dtype=float)
         marginal.counts_ = np.asarray(arrays["counts"]).astype(np.int64)
         marginal.n_ = int(meta["n"])
+        marginal.min_rows = int(meta.get("min_rows", 1))
+        marginal.released_ = _released(marginal.values_, marginal.counts_, marginal.min_rows)
         return marginal
     if meta["kind"] == "smoothed":
         marginal = SmoothedMarginal.__new__(SmoothedMarginal)
@@ -295,7 +323,20 @@ def fit_marginal(values, kind: str, lower=None, upper=None) -> EmpiricalMarginal
     x = x[~np.isnan(x)]
     if kind == "date":
         return SmoothedMarginal(x, lower=lower, upper=upper)
-    if kind == "continuous":
+    if kind == "continuous" or not returns_real_values(x, kind):
         skewed = x.size > 2 and np.all(x > 0) and abs(_skewness(np.log(x))) < abs(_skewness(x))
         return SmoothedMarginal(x, lower=lower, upper=upper, scale="log" if skewed else "linear")
-    return EmpiricalMarginal(x)
+    return EmpiricalMarginal(x, min_rows=2)
+
+
+def returns_real_values(x: np.ndarray, kind: str) -> bool:
+    """Whether ``fit_marginal`` gives a column of this kind and these (n,) observed values an
+    EmpiricalMarginal (synthetic values are real values): binary, ordinal, and a count
+    unless values held by one row hold more than UNIQUE_COUNT_SHARE of its rows (a wage in
+    whole dollars: the smoothed marginal, rounded, instead of every respondent's own)."""
+    if kind not in ("binary", "ordinal", "count"):
+        return False
+    if kind != "count" or x.size == 0:
+        return True
+    _, counts = np.unique(x, return_counts=True)
+    return counts[counts == 1].size <= UNIQUE_COUNT_SHARE * x.size

@@ -266,3 +266,42 @@ def test_fit_marginal_dispatches_on_kind_and_drops_nan():
         assert isinstance(m, EmpiricalMarginal) and m.n_ == 4
     m = fit_marginal(np.append(_rng(13).exponential(1.0, 200), np.nan), "continuous", lower=0.0)
     assert isinstance(m, SmoothedMarginal) and m.n_ == 200 and m.lower == 0.0
+
+
+# ---------------------------------------------------------------- values held by one row
+
+def test_a_value_held_by_one_row_is_never_returned_its_mass_goes_to_the_nearest():
+    rng = _rng(21)
+    x = np.concatenate([rng.poisson(4.0, 2000), [15.0, 19.0, 30.0]])   # the tail: one row each
+    m = fit_marginal(x, "count")
+    values, counts = np.unique(x, return_counts=True)
+    single = values[counts == 1]
+    assert set(single) >= {15.0, 19.0, 30.0}
+    y = m.ppf(rng.uniform(size=400_000))
+    assert not np.isin(y, single).any()
+    top = values[counts >= 2].max()
+    released = np.where(counts >= 2, values, np.where(values > top, top, np.nan))
+    assert not np.isnan(released).any()   # (this sample's singletons all lie above its shared values)
+    probs = counts / (x.size + 1)
+    probs[-1] += 1 / (x.size + 1)          # u above n/(n+1) is clipped to the maximum
+    shared = values[counts >= 2]
+    expected = np.array([probs[released == v].sum() for v in shared])
+    observed = np.array([(y == v).sum() for v in shared])
+    assert observed.sum() == y.size
+    assert stats.chisquare(observed, expected * y.size).pvalue > 1e-3
+
+
+def test_ties_go_toward_the_median_and_all_singletons_stay():
+    m = EmpiricalMarginal(np.array([0.0, 2.0, 2.0, 3.0, 4.0, 4.0, 6.0, 6.0, 8.0]), min_rows=2)
+    assert list(m.released_) == [2.0, 2.0, 4.0, 4.0, 6.0, 6.0]   # 3 is as near 2 as 4: toward the median 4
+    assert list(EmpiricalMarginal(np.arange(5.0), min_rows=2).released_) == list(np.arange(5.0))
+
+
+def test_a_count_held_mostly_by_one_row_each_is_smoothed():
+    """Whole-dollar incomes: an empirical marginal would hand out respondents' own values."""
+    x = np.round(_rng(22).lognormal(10, 0.5, 800))
+    assert np.unique(x).size > 0.9 * x.size
+    m = fit_marginal(x, "count", lower=0.0)
+    assert isinstance(m, SmoothedMarginal)
+    y = np.round(m.ppf(_rng(23).uniform(size=2000)))
+    assert np.isin(y, x).mean() < 0.1

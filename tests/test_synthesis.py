@@ -451,3 +451,23 @@ def test_synthetic_rows_equal_to_a_real_row_are_replaced(tmp_path):
     syn, info = small.sample(seed=0, return_info=True)
     assert info["copies_replaced"] == 0 and info["copies_kept"] == len(syn)
     assert abs(syn["a"].mean() - pairs["a"].mean()) < 0.08
+
+
+def test_no_synthetic_cell_holds_a_count_only_one_respondent_has(short_run):
+    """A respondent's unique number of children (11, 14, 17) or visits never reaches the
+    file; the column keeps its mean and its link to age."""
+    rng = np.random.default_rng(5)
+    n = 800
+    age = rng.normal(40, 10, n)
+    kids = rng.poisson(np.exp(0.3 + 0.02 * (age - 40))).astype(float)
+    kids[:3] = [11.0, 14.0, 17.0]
+    visits = np.round(rng.gamma(2.0, 3.0, n))
+    table = pd.DataFrame({"age": age, "kids": kids, "visits": visits, "smoker": rng.integers(0, 2, n)})
+    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}), short_run, seed=0).fit(table)
+    syn = model.sample(n_rows=8000, seed=1)
+    for name in ("kids", "visits"):
+        held = table[name].value_counts()
+        assert (held == 1).any()
+        assert not syn[name].isin(held.index[held == 1]).any(), name
+        assert abs(syn[name].mean() - table[name].mean()) < 0.1 * table[name].std() + 0.05
+    assert syn["kids"].corr(syn["age"]) > 0.5 * table["kids"].corr(table["age"])
