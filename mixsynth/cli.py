@@ -168,6 +168,9 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
     if model.derived_:
         print(f"columns derived exactly from another ({len(model.derived_)}): "
               f"{', '.join(d.describe() for d in model.derived_)}")
+    if model.refined_:
+        print(f"columns kept within the categorical they determine ({len(model.refined_)}): "
+              f"{', '.join(r.describe() for r in model.refined_)}")
     rules = model.implications()
     if rules:
         print(f"skip patterns kept exactly ({len(rules)}): {'; '.join(rules)}")

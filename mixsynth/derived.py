@@ -15,10 +15,11 @@ independent, so the chance is their product. A must be a column whose synthetic 
 are real values (categorical, binary, ordinal, count; not a continuous or date column,
 nor a count of mostly unique values, whose marginals smooth) and not a BART response. B
 leaves the model; at synthesis it is looked up from A's synthetic value. An unordered
-categorical is not derived from an ordered column (``_loses_levels``). Columns are visited
-from the most to the fewest distinct values, and B's source is visited before B, so a
-chain (B from A, C from B) ends at a modelled column and the derivations come in the
-order their lookups run.
+categorical is not derived from an ordered column (``_loses_levels``): the categorical
+stays in the copula and the ordered column is kept within its levels (``Refinement``).
+Columns are visited from the most to the fewest distinct values, and B's source is
+visited before B, so a chain (B from A, C from B) ends at a modelled column and the
+derivations come in the order their lookups run.
 """
 from dataclasses import dataclass
 
@@ -82,6 +83,84 @@ def find_derivations(spec: TableSpec, values: dict[str, np.ndarray],
                 derived.append(_derivation(name, source, values[source], values[name], groups[source][1]))
                 break
     return derived
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """Ordered column ``name`` kept consistent with the unordered categorical ``by`` that is a
+    function of it (``link``: the lookup of ``by`` from ``name``), when ``by`` stays in the
+    copula for its level columns (``_loses_levels``). A synthetic row whose value of ``name``
+    maps to another level than its ``by`` gets ``name`` drawn again from the real rows of its
+    level: ``codes`` (m,) levels of ``by`` (NaN: blank), ``values`` (m,) the values of
+    ``name`` held there by at least two rows of the column, ``weights`` (m,) their rows.
+    Confidential, like a Derivation."""
+    name: str
+    by: str
+    link: Derivation
+    codes: np.ndarray
+    values: np.ndarray
+    weights: np.ndarray
+
+    def apply(self, y: np.ndarray, level: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        """(n,) values of ``name`` given its synthetic values ``y`` (n,) and the levels of
+        ``by`` (n,), and how many rows were drawn again."""
+        off = ~_same(self.link.apply(y), level)
+        out = y.copy()
+        for code in np.unique(level[off]):
+            rows = np.flatnonzero(off & _same(level, code))
+            here = _same(self.codes, code)
+            if here.any():
+                w = self.weights[here]
+                out[rows] = rng.choice(self.values[here], size=rows.size, p=w / w.sum())
+        return out, int(off.sum())
+
+    def describe(self) -> str:
+        return f"{self.name} within {self.by}"
+
+    def to_state(self) -> tuple[dict, dict]:
+        _, arrays = self.link.to_state()
+        return ({"name": self.name, "by": self.by},
+                {"link_keys": arrays["keys"], "link_values": arrays["values"], "codes": self.codes,
+                 "values": self.values, "weights": self.weights})
+
+    @classmethod
+    def from_state(cls, meta: dict, arrays: dict) -> "Refinement":
+        link = Derivation(meta["by"], meta["name"], arrays["link_keys"], arrays["link_values"])
+        return cls(meta["name"], meta["by"], link, arrays["codes"], arrays["values"], arrays["weights"])
+
+
+def find_refinements(spec: TableSpec, values: dict[str, np.ndarray], derived: list[Derivation],
+                     keep: tuple[str, ...] = ()) -> list[Refinement]:
+    """The ordered columns of ``values`` that determine an unordered categorical which stays
+    in the copula (``_loses_levels``), one categorical each (the one with the fewest levels):
+    neither may be derived or in ``keep``."""
+    out = {}
+    skip = {d.name for d in derived} | set(keep)
+    cats = sorted((c for c in spec.columns if c.modelled_as == "categorical" and c.name not in skip),
+                  key=lambda c: len(c.levels))
+    for col in spec.columns:
+        if col.name in skip or col.modelled_as == "categorical" or \
+                not _real_values(spec, col.name, values[col.name]):
+            continue
+        a = _groups(values[col.name])
+        for cat in cats:
+            if _linked(a, _groups(values[cat.name])):
+                out[col.name] = _refinement(col.name, cat.name, values[col.name], values[cat.name], a)
+                break
+    return list(out.values())
+
+
+def _refinement(name: str, by: str, y: np.ndarray, level: np.ndarray, groups: tuple) -> Refinement:
+    """The Refinement of ``name`` (values ``y``) within ``by`` (levels ``level``)."""
+    _, first, sizes = groups   # each value of name holds one level of by
+    shared = sizes >= 2        # a value held by one row is never drawn
+    return Refinement(name, by, _derivation(by, name, y, level, first),
+                      level[first][shared], y[first][shared], sizes[shared].astype(float))
+
+
+def _same(a: np.ndarray, b) -> np.ndarray:
+    """Elementwise equality with NaN equal to NaN."""
+    return (a == b) | (np.isnan(a) & np.isnan(b))
 
 
 def _loses_levels(derived: ColumnSpec, source: ColumnSpec) -> bool:

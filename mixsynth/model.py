@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .derived import Derivation, find_derivations
+from .derived import Derivation, Refinement, find_derivations, find_refinements
 from .diagnostics import convergence, copula_correlation, judged_entries
 from .guards import check_layout
 from .encode import categorical_sources, encode, level_codes, rank_column_values
@@ -83,7 +83,8 @@ class CopulaSynthesizer:
     Fitted attributes: ``spec_``, ``columns_`` (latent columns), ``factors_``, ``draws_``
     (alpha (C, T, p), Lambda (C, T, p, k), sigma2 (C, T, p)), ``marginals_``, ``joint_``,
     ``responses_`` (ResponseModel, or CategoricalResponse, per response), ``derived_``
-    (Derivation per derived column, in lookup order), ``n_rows_``, ``convergence_``.
+    (Derivation per derived column, in lookup order), ``refined_`` (Refinement per ordered
+    column kept consistent with a categorical it determines), ``n_rows_``, ``convergence_``.
     """
 
     def __init__(self, spec: TableSpec | None = None, settings: SamplerSettings | None = None,
@@ -109,8 +110,8 @@ class CopulaSynthesizer:
         return self.fit_responses(frame)
 
     def _encode(self, frame: pd.DataFrame):
-        """(spec, model values, latent columns) and the constraints; sets ``derived_``
-        and, with ``responses: auto``, ``screen_``."""
+        """(spec, model values, latent columns) and the constraints; sets ``derived_``,
+        ``refined_`` and, with ``responses: auto``, ``screen_``."""
         spec = getattr(self, "spec_", None) or self.spec or infer_spec(frame)
         values = to_codes(frame, spec)
         declared = () if isinstance(spec.responses, str) else spec.responses
@@ -118,6 +119,8 @@ class CopulaSynthesizer:
         if spec.responses == "auto":
             self.screen_ = screen_responses(self._copula_spec(spec), values, self.seed)
             spec = replace(spec, responses=self.screen_.order)
+        self.refined_ = (find_refinements(spec, values, self.derived_, response_order(spec))   # a response's
+                         if spec.derived == "auto" else [])                   # values come later, from BART
         columns, cons = encode(self._copula_spec(spec), values, self.method, response_order(spec))
         return (spec, values, columns), cons
 
@@ -228,6 +231,7 @@ class CopulaSynthesizer:
         order = response_order(self.spec_)
         return {"modelled": list(order), "chosen_by": "spec" if self.screen_ is None else "screen",
                 "derived": [d.describe() for d in self.derived_],
+                "refined": [r.describe() for r in self.refined_],
                 "links": {m.name: m.link for m in getattr(self, "responses_", [])},
                 "summary": (self.screen_.summary() if self.screen_ is not None else
                             f"modelled by BART (declared in the spec): {', '.join(order) or 'none'}"),
@@ -344,12 +348,16 @@ class CopulaSynthesizer:
     def _rows(self, n_rows: int, draw: int, seed: np.random.SeedSequence, prior_strength, min_cell_count,
               proposals, gibbs_steps, response_draws) -> tuple[pd.DataFrame, dict]:
         """``n_rows`` synthetic rows from posterior draw ``draw`` and their info (sample())."""
-        cell_seed, latent_seed, response_seed = seed.spawn(3)
+        cell_seed, latent_seed, response_seed, refine_seed = seed.spawn(4)
         sources = categorical_sources(self.columns_)
         cat_codes = self.joint_.sample(n_rows, np.random.default_rng(cell_seed), prior_strength, min_cell_count)
         Z, exact = latent_rows(self.draw(draw), self.columns_, cat_codes, sources, latent_seed,
                                proposals, gibbs_steps)
         values, info, response_blanks = self._decode(Z, cat_codes, sources)
+        refine_rng = np.random.default_rng(refine_seed)
+        for r in self.refined_:   # before the responses, which BART draws given these values
+            values[r.name], redrawn = r.apply(values[r.name], values[r.by], refine_rng)
+            info[f"redrawn_share/{r.name}"] = redrawn / n_rows   # rows drawn again within their level
         rng = np.random.default_rng(response_seed)
         for model in self.responses_:
             y = model.draw_values(model.design.matrix(values), self.marginals_[model.name], rng,
@@ -439,6 +447,11 @@ class CopulaSynthesizer:
             d_meta, d_arrays = d.to_state()
             meta["derived"].append(d_meta)
             arrays.update({f"derived/{i}/{key}": arr for key, arr in d_arrays.items()})
+        meta["refined"] = []
+        for i, r in enumerate(self.refined_):
+            r_meta, r_arrays = r.to_state()
+            meta["refined"].append(r_meta)
+            arrays.update({f"refined/{i}/{key}": arr for key, arr in r_arrays.items()})
         meta["responses"] = []
         for i, model in enumerate(getattr(self, "responses_", [])):
             r_meta, r_arrays = model.to_state()
@@ -475,6 +488,9 @@ class CopulaSynthesizer:
         self.screen_ = ResponseScreen.from_dict(meta["screen"]) if meta.get("screen") else None
         self.derived_ = [Derivation.from_state(d, {key: arrays[f"derived/{i}/{key}"] for key in ("keys", "values")})
                          for i, d in enumerate(meta.get("derived", []))]
+        self.refined_ = [Refinement.from_state(r, {key.split("/", 2)[2]: arr for key, arr in arrays.items()
+                                                   if key.startswith(f"refined/{i}/")})
+                         for i, r in enumerate(meta.get("refined", []))]
         stages = meta.get("stages", ["marginals", "copula", "responses"])
         if "copula" in stages:
             self.convergence_ = meta["convergence"]

@@ -65,8 +65,17 @@ def test_derived_columns_hold_exactly_in_every_synthetic_row(short_run, tmp_path
     assert not {c.source for c in model.columns_} & {"hs", "tax", "region", "death"}
     assert model.response_summary()["derived"] == ["tax from state", "region from district", "hs from edu",
                                                    "death from yrdth"]
-    syn = model.sample(n_rows=5000, seed=2)
+    assert model.response_summary()["refined"] == ["years within edu"]
+    syn, info = model.sample(n_rows=5000, seed=2, return_info=True)
     assert (syn["hs"] == syn["edu"].isin(["hs", "college", "grad"])).all()
+    # the classes keep their level columns, and years are drawn again within a row's class
+    # where the copula put them in another
+    assert (syn["edu"] == pd.cut(syn["years"], EDU_BINS, labels=["none", "some", "hs", "college", "grad"])
+            .astype(str)).all()
+    assert 0 < info["redrawn_share/years"] < 0.5
+    assert abs(syn["years"].mean() - table["years"].mean()) < 0.25
+    shares = syn["edu"].value_counts(normalize=True)
+    assert (shares - table["edu"].value_counts(normalize=True)).abs().max() < 0.03
     pairs = set(zip(table["state"], table["tax"]))
     assert all(pair in pairs for pair in zip(syn["state"], syn["tax"]))
     assert (syn["region"] == syn["district"].map(dict(zip(table["district"], table["region"])))).all()
