@@ -136,16 +136,16 @@ def find_refinements(spec: TableSpec, values: dict[str, np.ndarray], derived: li
     neither may be derived or in ``keep``."""
     out = {}
     skip = {d.name for d in derived} | set(keep)
-    cats = sorted((c for c in spec.columns if c.modelled_as == "categorical" and c.name not in skip),
-                  key=lambda c: len(c.levels))
+    cats = {c.name: _groups(values[c.name]) for c in sorted(spec.columns, key=lambda c: len(c.levels))
+            if c.modelled_as == "categorical" and c.name not in skip}
     for col in spec.columns:
         if col.name in skip or col.modelled_as == "categorical" or \
                 not _real_values(spec, col.name, values[col.name]):
             continue
         a = _groups(values[col.name])
-        for cat in cats:
-            if _linked(a, _groups(values[cat.name])):
-                out[col.name] = _refinement(col.name, cat.name, values[col.name], values[cat.name], a)
+        for cat, groups in cats.items():
+            if _linked(a, groups):
+                out[col.name] = _refinement(col.name, cat, values[col.name], values[cat], a)
                 break
     return list(out.values())
 
