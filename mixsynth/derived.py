@@ -168,7 +168,7 @@ def _loses_levels(derived: ColumnSpec, source: ColumnSpec) -> bool:
     columns: the copula carries the source's links through one rank column, monotone only,
     and the categorical's own links with the other columns went with it (NHEFS: education
     from years of school; the weight-gain regression's education terms fell from a CI overlap
-    of 0.75-0.90 to 0.48-0.73)."""
+    of 0.75-0.90 to 0.48-0.79)."""
     return derived.modelled_as == "categorical" and source.modelled_as != "categorical"
 
 
