@@ -71,13 +71,13 @@ def find_derivations(spec: TableSpec, values: dict[str, np.ndarray],
     and never a source."""
     groups = {c.name: _groups(values[c.name]) for c in spec.columns}
     order = sorted((c.name for c in spec.columns), key=lambda name: -groups[name][1].size)
+    sources = {c.name for c in spec.columns if c.name not in keep and _real_values(spec, c.name, values[c.name])}
     derived: list[Derivation] = []
     for i, name in enumerate(order):
         if name in keep or groups[name][1].size < 2:
             continue
         for source in reversed(order[:i]):   # the fewest distinct values first: the nearest coarsening
-            if source in keep or not _real_values(spec, source, values[source]) or \
-                    _loses_levels(spec.column(name), spec.column(source)):
+            if source not in sources or _loses_levels(spec.column(name), spec.column(source)):
                 continue
             if _linked(groups[source], groups[name]):
                 derived.append(_derivation(name, source, values[source], values[name], groups[source][1]))
@@ -88,15 +88,14 @@ def find_derivations(spec: TableSpec, values: dict[str, np.ndarray],
 @dataclass(frozen=True)
 class Refinement:
     """Ordered column ``name`` kept consistent with the unordered categorical ``by`` that is a
-    function of it (``link``: the lookup of ``by`` from ``name``), when ``by`` stays in the
-    copula for its level columns (``_loses_levels``). A synthetic row whose value of ``name``
-    maps to another level than its ``by`` gets ``name`` drawn again from the real rows of its
-    level: ``codes`` (m,) levels of ``by`` (NaN: blank), ``values`` (m,) the values of
-    ``name`` held there by at least two rows of the column, ``weights`` (m,) their rows.
+    function of it, when ``by`` stays in the copula for its level columns (``_loses_levels``).
+    A synthetic row whose value of ``name`` maps to another level than its ``by`` gets
+    ``name`` drawn again from the real rows of its level: ``values`` (m,) the values of
+    ``name`` held by at least two rows (the only ones its marginal returns), ``codes`` (m,)
+    the level of ``by`` each goes with (NaN: blank), ``weights`` (m,) their rows.
     Confidential, like a Derivation."""
     name: str
     by: str
-    link: Derivation
     codes: np.ndarray
     values: np.ndarray
     weights: np.ndarray
@@ -104,7 +103,7 @@ class Refinement:
     def apply(self, y: np.ndarray, level: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
         """(n,) values of ``name`` given its synthetic values ``y`` (n,) and the levels of
         ``by`` (n,), and how many rows were drawn again."""
-        off = ~_same(self.link.apply(y), level)
+        off = ~_same(Derivation(self.by, self.name, self.values, self.codes).apply(y), level)
         out = y.copy()
         for code in np.unique(level[off]):
             rows = np.flatnonzero(off & _same(level, code))
@@ -118,15 +117,12 @@ class Refinement:
         return f"{self.name} within {self.by}"
 
     def to_state(self) -> tuple[dict, dict]:
-        _, arrays = self.link.to_state()
         return ({"name": self.name, "by": self.by},
-                {"link_keys": arrays["keys"], "link_values": arrays["values"], "codes": self.codes,
-                 "values": self.values, "weights": self.weights})
+                {"codes": self.codes, "values": self.values, "weights": self.weights})
 
     @classmethod
     def from_state(cls, meta: dict, arrays: dict) -> "Refinement":
-        link = Derivation(meta["by"], meta["name"], arrays["link_keys"], arrays["link_values"])
-        return cls(meta["name"], meta["by"], link, arrays["codes"], arrays["values"], arrays["weights"])
+        return cls(meta["name"], meta["by"], arrays["codes"], arrays["values"], arrays["weights"])
 
 
 def find_refinements(spec: TableSpec, values: dict[str, np.ndarray], derived: list[Derivation],
@@ -153,9 +149,8 @@ def find_refinements(spec: TableSpec, values: dict[str, np.ndarray], derived: li
 def _refinement(name: str, by: str, y: np.ndarray, level: np.ndarray, groups: tuple) -> Refinement:
     """The Refinement of ``name`` (values ``y``) within ``by`` (levels ``level``)."""
     _, first, sizes = groups   # each value of name holds one level of by
-    shared = sizes >= 2        # a value held by one row is never drawn
-    return Refinement(name, by, _derivation(by, name, y, level, first),
-                      level[first][shared], y[first][shared], sizes[shared].astype(float))
+    shared = first[sizes >= 2]  # a value held by one row is never drawn
+    return Refinement(name, by, level[shared], y[shared], sizes[sizes >= 2].astype(float))
 
 
 def _same(a: np.ndarray, b) -> np.ndarray:

@@ -91,6 +91,10 @@ def _responses(report: dict) -> str:
         out.append(_p("Columns that are a function of another column in the real file (a recode, a value "
                       "per area) are not modelled: each synthetic row looks them up from its source, so "
                       "the link holds exactly: " + _e("; ".join(r["derived"])) + "."))
+    if r.get("refined"):
+        out.append(_p("Ordered columns that determine a categorical the copula models are kept within it: "
+                      "where a synthetic row's value falls in another level, it is drawn again from the real "
+                      "rows of its level: " + _e("; ".join(r["refined"])) + "."))
     screen = r.get("screen")
     if screen:
         out.append(_p(f"The screen (on {screen['rows']:,} rows, {screen['rule']['folds']}-fold): out-of-fold "
