@@ -134,6 +134,35 @@ def test_drift_score_one_hot_encodes_categoricals():
     assert out["drift"]["n_encoded_columns"] == 4
 
 
+def test_drift_score_with_blanks_and_constant_columns_is_pandas_pairwise_complete_correlation():
+    """The sufficient-statistics correlation equals pandas' pairwise-complete one on a
+    one-hot frame: blanks in a numeric column (dropped pairwise), a blank as a level, a
+    level only the synthetic file has (constant 0 in the real one), a constant column."""
+    rng = np.random.default_rng(4)
+    n = 400
+
+    def table(shift, levels):
+        t = pd.DataFrame({"g": rng.choice(levels, n), "h": rng.choice(["u", None], n),
+                          "x": rng.normal(size=n) * 1e4 + 5e5, "y": rng.exponential(size=n), "k": 2.0})
+        t["x"] += shift * (t["g"] == "a") * 1e4
+        t.loc[rng.random(n) < 0.3, "x"] = np.nan
+        t.loc[rng.random(n) < 0.5, "y"] = np.nan
+        return t
+
+    real, syn = table(2.0, ["a", "b"]), table(0.0, ["a", "b", "c"])
+    spec = _spec(g="categorical", h="categorical", x="continuous", y="continuous", k="continuous")
+    out = associations(real, syn, spec)
+
+    def encoded(df):
+        cols = {f"g{lv}": (df["g"] == lv).astype(float) for lv in "abc"}
+        cols |= {"hu": (df["h"] == "u").astype(float), "hnone": df["h"].isna().astype(float)}
+        return pd.DataFrame(cols | {c: df[c] for c in "xyk"}).corr().fillna(0.0).to_numpy()
+
+    assert out["drift"]["n_encoded_columns"] == 8
+    assert out["drift"]["score"] == pytest.approx(np.linalg.norm(encoded(real) - encoded(syn), "fro"), rel=1e-9)
+    assert out["drift"]["score"] > 0.5                   # the shifted x by g shows
+
+
 def test_crosstab_cell_shares_by_hand():
     real = pd.DataFrame({"a": ["p", "p", "q", None], "b": [1, 2, 1, 1]})
     syn = pd.DataFrame({"a": ["q", "q", "q", "q"], "b": [2, 2, 3, 3]})
