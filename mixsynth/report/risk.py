@@ -6,8 +6,6 @@ Plain Python floats throughout; a number that cannot be computed is None, never 
 """
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -18,7 +16,6 @@ from ..schema import LEVEL_KINDS, ColumnSpec, TableSpec
 
 HIGH_LIFT = 0.10
 MODERATE_LIFT = 0.05
-_MISSING = object()
 _BOOTSTRAP = 200
 
 
@@ -34,19 +31,24 @@ def _share(count: int, total: int) -> float | None:
     return count / total if total else None
 
 
-def _row_keys(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
-    """One hashable key per row; every missing cell becomes the same sentinel, so missing equals missing."""
-    cols = [frame[c].astype(object).where(frame[c].notna(), _MISSING).tolist() for c in columns]
-    return list(zip(*cols))
+def _row_ids(real: pd.DataFrame, syn: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Integer ids (n_real,), (n_syn,) equal exactly when two rows are equal on ``columns``
+    (missing equals missing): each column factorized over both tables, the codes folded in
+    one column at a time and re-factorized, so ids stay below the row count (no hashing, no
+    collisions; KDD census, 2 x 299,285 rows x 41 columns: a few seconds, no Python tuples)."""
+    ids = np.zeros(len(real) + len(syn), dtype=np.int64)
+    for c in columns:
+        codes, uniques = pd.factorize(pd.concat([real[c], syn[c]], ignore_index=True))
+        ids = pd.factorize(ids * (len(uniques) + 1) + codes + 1)[0]
+    return ids[:len(real)], ids[len(real):]
 
 
 def _copies(real: pd.DataFrame, syn: pd.DataFrame, columns: list[str]) -> dict:
     if not columns:
         raise ValueError("exact_copies needs at least one column shared by the real and synthetic tables")
-    seen = Counter(_row_keys(real, columns))
-    keys = _row_keys(syn, columns)
-    hits = sum(key in seen for key in keys)
-    unique_hits = sum(seen.get(key) == 1 for key in keys)
+    real_ids, syn_ids = _row_ids(real, syn, columns)
+    held = np.bincount(real_ids, minlength=len(real) + len(syn))[syn_ids]   # real rows like each synthetic one
+    hits, unique_hits = int(np.count_nonzero(held)), int(np.count_nonzero(held == 1))
     return {"n_columns": len(columns), "count": int(hits), "share": _share(hits, len(syn)),
             "count_matching_unique_real": int(unique_hits),
             "share_matching_unique_real": _share(unique_hits, len(syn))}
