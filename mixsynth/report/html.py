@@ -238,7 +238,9 @@ def _general(report: dict) -> str:
     p, g = report["pmse"], report["propensity"]
     return "".join(["<h2>General utility: propensity score</h2>", _p(
         f"A logistic model tries to tell real rows from synthetic ones (main effects of every "
-        f"column, first synthetic file). pMSE {_num(p['pmse'])}; its expectation if the files came "
+        f"column, first synthetic file; {p['n_real']:,} real and {p['n_synthetic']:,} synthetic rows, "
+        f"each side subsampled to at most {p.get('max_rows', p['n_real']):,}). pMSE {_num(p['pmse'])}; "
+        f"its expectation if the files came "
         f"from one distribution is {_num(p['expected'])}; the ratio (synthpop's S_pMSE) is "
         f"{_num(p['ratio'])}. A ratio near 1 means the model cannot tell the files apart better "
         f"than chance; note that a file keeping each marginal but shuffling rows can also score "
