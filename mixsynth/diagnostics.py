@@ -1,9 +1,10 @@
 """The copula correlation C from posterior draws, and its convergence across chains."""
 from dataclasses import dataclass
 
-import arviz as az
 import numpy as np
 from scipy import stats
+
+from .chain_stats import rhat_ess
 
 
 def copula_correlation(Lambda: np.ndarray, sigma2: np.ndarray) -> np.ndarray:
@@ -120,9 +121,10 @@ def judged_entries(columns: list) -> Judged:
 
 
 def convergence(Lambda: np.ndarray, sigma2: np.ndarray, columns: list) -> dict:
-    """Rank-normalized split R-hat, bulk and tail effective sample sizes (arviz) of the
-    quantities of C that ``judged_entries`` keeps, from draws Lambda (chains, T, p, k) and
-    sigma2 (chains, T, p); ``columns`` are the latent columns (LatentColumn).
+    """Rank-normalized split R-hat, bulk and tail effective sample sizes (arviz's definitions,
+    computed by chain_stats) of the quantities of C that ``judged_entries`` keeps, from draws
+    Lambda (chains, T, p, k) and sigma2 (chains, T, p); ``columns`` are the latent columns
+    (LatentColumn).
 
     Returns a JSON-ready summary: worst and median values and the worst entries' names;
     values are None when undefined (fewer than 4 draws per sequence). With no entry to
@@ -175,9 +177,7 @@ def entry_diagnostics(entries: np.ndarray, tail: bool = True) -> tuple[np.ndarra
     if entries.shape[1] < 4:
         nan = np.full(entries.shape[2], np.nan)
         return (nan, nan, nan) if tail else (nan, nan)
-    ds = az.convert_to_dataset({"C": entries})
-    out = (az.rhat(ds)["C"].values, az.ess(ds, method="bulk")["C"].values)
-    return (*out, az.ess(ds, method="tail")["C"].values) if tail else out
+    return rhat_ess(entries, tail)
 
 
 def chain_converged(Lambda: np.ndarray, sigma2: np.ndarray, judged: Judged,

@@ -61,3 +61,29 @@ def test_a_column_the_selection_leaves_constant_is_not_judged_with_what_it_blank
     assert "age ~ pregnancies (where seen)" in labels
     assert "pregnancies ~ rare (where seen)" in labels
     assert "pregnancies ~ weight (where seen)" in labels   # two selections: the wider one's rows
+
+
+def test_compiled_rhat_and_ess_are_arvizs():
+    """chain_stats computes arviz's rank-normalized split R-hat, bulk and tail ESS for every
+    quantity at once: the same numbers on mixed and unmixed draws, long autocorrelations,
+    ties, an odd length and one chain split in two."""
+    import arviz as az
+
+    from mixsynth.diagnostics import entry_diagnostics
+
+    rng = np.random.default_rng(0)
+    for chains, T, phi in ((2, 101, 0.9), (4, 400, 0.99), (2, 24, 0.0), (1, 60, 0.5)):
+        x = np.zeros((chains, T, 12))
+        for t in range(1, T):
+            x[:, t] = phi * x[:, t - 1] + rng.normal(size=(chains, 12))
+        x[:, :, 0] += np.arange(chains)[:, None] * 5.0 / np.sqrt(1 - phi ** 2)   # chains apart: not mixed
+        x[:, :, 1] = np.round(x[:, :, 1])                     # heavy ties
+        got = entry_diagnostics(x)
+        if chains == 1:
+            x = x[:, : T // 2 * 2].reshape(2, T // 2, -1)
+        ds = az.convert_to_dataset({"C": x})
+        want = (az.rhat(ds)["C"].values, az.ess(ds, method="bulk")["C"].values, az.ess(ds, method="tail")["C"].values)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-9)
+        if chains > 1:
+            assert got[0][0] > max(1.5, got[0][2:].max())   # the unmixed entry is seen as such
