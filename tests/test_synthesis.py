@@ -211,6 +211,27 @@ def test_a_lone_rare_level_shares_the_smallest_column_until_the_pool_holds_one_p
     assert [c.pooled for c in two] == [(), ()]                    # a pool of both would be no column
 
 
+def test_a_lone_level_of_a_few_rows_that_no_pool_takes_gets_no_column(short_run):
+    """NHEFS's pica 1 (5 training rows beside levels of 669 and 641): a column positive in
+    a handful of rows stalls the chains, so the level gets none; its rows are blank to the
+    copula, and the categorical joint still draws it with the other columns' links intact."""
+    few = np.r_[np.zeros(500), np.ones(400), np.full(6, 2.0)]
+    assert [c.level for c in level_columns("c", (0, 1, 2), few)] == [0, 1]
+    assert [c.level for c in level_columns("c", (0, 1, 2), np.r_[few, np.full(4, 2.0)])] == [0, 1, 2]
+    assert [c.level for c in level_columns("c", (0, 1), np.r_[np.zeros(500), np.ones(6)])] == [0, 1]
+    rng = np.random.default_rng(5)
+    n = 2000
+    c = rng.choice(["a", "b"], size=n, p=[0.6, 0.4])
+    c[rng.choice(n, 6, replace=False)] = "z"
+    table = pd.DataFrame({"c": c, "x": rng.normal(size=n) + 1.5 * (c == "b")})
+    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}), short_run, seed=0).fit(table)
+    assert [col.name for col in model.columns_ if col.role == "level"] == ["c=a", "c=b"]
+    syn = model.sample(n_rows=6000, seed=1)
+    assert set(syn["c"]) == {"a", "b", "z"} and 5 <= (syn["c"] == "z").sum() <= 40   # 18 expected
+    real, made = table.groupby("c")["x"].mean(), syn.groupby("c")["x"].mean()
+    assert np.abs(made[["a", "b"]] - real[["a", "b"]]).max() < 0.1                     # 0 and 1.5
+
+
 def test_a_pool_of_rare_levels_stays_small():
     codes = np.repeat(np.arange(150.0), 20)          # 150 levels of 0.67% each
     columns = level_columns("c", tuple(range(150)), codes)
