@@ -8,6 +8,7 @@ GaussianCopula and synthpop-style CART on the same subsets.
     .venv/bin/python benchmarks/scale.py --only rows_299285   # re-run one point, keep the rest
     .venv/bin/python benchmarks/scale.py --quick        # 25k and 50k rows, 40 sweeps -> results/scale-quick.*
     .venv/bin/python benchmarks/scale.py --reports [--only ...]   # the reports again, on the kept files
+    .venv/bin/python benchmarks/scale.py --ours-only --only rows_299285   # ours again, the peers kept
 
 Rows: nested random subsets (seed 0) of 25,000, 50,000, 100,000 rows and the whole file
 (299,285), every modelled column of ``examples/kdd-census.yaml``. Columns: the first 10, 20
@@ -41,7 +42,8 @@ FULL = dict(rows=[FULL_ROWS, 25_000, 50_000, 100_000], columns=[10, 20, 30], col
             subset_seed=0, synth_seed=1, sampler=None)
 QUICK = dict(FULL, rows=[25_000, 50_000], columns=[10], sampler=dict(sweeps=40, burn_in=20, thin=2))
 PEERS = ["sdv_gaussian_copula", "cart"]
-TARGETS = {"whole_minutes": 30, "peak_gib": 8, "growth_exponent": 1.0}
+TARGETS = {"whole_minutes": 30, "peak_gib": 8, "report_peak_gb": 4, "growth_exponent": 1.0,
+           "rhat_max": 1.1, "ess_bulk_min": 100}
 
 
 def point_name(rows: int, columns: int | None) -> str:
@@ -127,8 +129,10 @@ def report(folder: Path, data: Path, spec: Path, method: str) -> dict:
     return {**measured, "headline": {k: headline.get(k) for k in keep}}
 
 
-def bench_point(rows: int, columns: int | None, cfg: dict) -> dict:
-    """Ours and the peers on one subset; at the row points, each file's report too."""
+def bench_point(rows: int, columns: int | None, cfg: dict, peers_from: dict | None = None) -> dict:
+    """Ours and the peers on one subset; at the row points, each file's report too. With
+    ``peers_from`` (the point's earlier results) the peers are not run again: their entries
+    are kept from it, marked ``"kept": True`` (the run that made them is in ``runs``)."""
     name = point_name(rows, columns)
     folder = WORK / name
     table, data, spec, cats = write_point(name, rows, columns, cfg)
@@ -136,10 +140,13 @@ def bench_point(rows: int, columns: int | None, cfg: dict) -> dict:
     log(f"{name}: ours")
     res["ours"] = run_ours(folder, data, spec, cfg)
     for method in PEERS:
+        if peers_from is not None:
+            res[method] = {**peers_from[method], "kept": True}
+            continue
         log(f"{name}: {method}")
         res[method] = run_peer(method, folder, data, cats, cfg)
     if columns is None:
-        for method in ["ours", *PEERS]:
+        for method in ["ours", *PEERS] if peers_from is None else ["ours"]:
             log(f"{name}: report of {method}")
             res[method]["report"] = report(folder, data, spec, method)
     return res
@@ -166,15 +173,20 @@ def markdown(res: dict) -> str:
     cfg, m = res["config"], res["machine"]
     row_points = sorted((res[k] for k in pieces(cfg) if k.startswith("rows_") and k in res), key=lambda p: p["rows"])
     col_points = [res[k] for k in pieces(cfg) if k.startswith("columns_") and k in res]
-    lines = ["# Scale: KDD census-income (issue 6, part 5)", "",
+    lines = ["# Scale: KDD census-income (issues 6 and 13)", "",
              f"{m.get('date', '')} · {m.get('cpu_count')} CPUs ({m.get('cpu_model', '')}) · mixsynth @ "
              f"{m.get('git_commit', '')} · written by `python benchmarks/scale.py`; every figure is in the JSON "
              "beside this file.", "",
              f"Ours: `mixsynth fit` with `examples/kdd-census.yaml` ({_sampler(res)}), then `mixsynth sample`"
              " (seed 1); peers through `benchmarks/peers/run_peer.py` in `.venv-peers`. Time is wall seconds of "
              "the subprocesses (start-up included); memory the peak summed resident memory of each process "
-             "tree. Other load: cores other processes kept busy meanwhile (of 2).", "",
-             "## Growth with rows (all modelled columns)", "",
+             "tree. Other load: cores other processes kept busy meanwhile (of 2).", ""]
+    kept = [p for p in row_points + col_points if any(p[meth].get("kept") for meth in PEERS)]
+    if kept:
+        lines += ["Rows run again for ours only (`--ours-only`), the peers' figures and reports kept from "
+                  "the earlier run of the same point (see 'Pieces run'): "
+                  + ", ".join(f"{p['rows']:,} x {p['columns']}" for p in kept) + ".", ""]
+    lines += ["## Growth with rows (all modelled columns)", "",
              "| rows | cols | ours fit s | ours sample s | ours fit + synthesis | ours peak MiB | "
              "latent cols / factors | R-hat max / ESS min | SDV GC s | SDV GC MiB | CART s | CART MiB | "
              "ours report s | other load |",
@@ -259,16 +271,30 @@ def issue_figures(res: dict) -> list[str]:
                   key=lambda p: p["rows"])
     slope = growth_exponent(rows, "ours", COSTS["time"])
     verdict = lambda ok: "reached" if ok else "**missed**"
-    return ["", "## The issue's figures", "",
-            f"- Whole file ({FULL_ROWS:,} rows, {whole['columns']} columns): fit + synthesis "
-            f"{o['whole_seconds'] / 60:.1f} min (fit {o['fit']['wall_seconds'] / 60:.1f}, synthesis "
-            f"{o['sample']['wall_seconds'] / 60:.1f}); target under {t['whole_minutes']} min: "
-            f"{verdict(o['whole_seconds'] < 60 * t['whole_minutes'])}.",
-            f"- Peak memory {o['peak_mib'] / 1024:.2f} GiB ({o['peak_mib'] * 2 ** 20 / 1e9:.2f} GB); target under "
-            f"{t['peak_gib']} GB: {verdict(o['peak_mib'] * 2 ** 20 / 1e9 < t['peak_gib'])}.",
-            f"- Growth of our fit + synthesis time in rows: exponent {_f(slope, 2)} over "
-            f"{len(rows)} points; target no faster than linear: "
-            + ("not measured" if slope is None else verdict(slope <= t["growth_exponent"] + 0.05)) + "."]
+    rep = o.get("report") or {}
+    whole_s = o["whole_seconds"] + (rep.get("wall_seconds") or 0.0)
+    conv = o["convergence"]
+    mixed = (conv["rhat_max"] or 9.0) <= t.get("rhat_max", 1.1) and (conv["ess_bulk_min"] or 0) >= t.get("ess_bulk_min", 100)
+    cio = {m: ((whole[m].get("report") or {}).get("headline") or {}).get("mean_cio") for m in ["ours", *PEERS]}
+    lines = ["", "## The issue's figures (issue 13)", "",
+             f"- Whole file ({FULL_ROWS:,} rows, {whole['columns']} columns): fit + synthesis + report "
+             f"{whole_s / 60:.1f} min (fit {o['fit']['wall_seconds'] / 60:.1f}, synthesis "
+             f"{o['sample']['wall_seconds'] / 60:.1f}, report {(rep.get('wall_seconds') or 0) / 60:.1f}); target under "
+             f"{t['whole_minutes']} min: {verdict(whole_s < 60 * t['whole_minutes'])}.",
+             f"- Peak memory of fit and synthesis {o['peak_mib'] / 1024:.2f} GiB ({o['peak_mib'] * 2 ** 20 / 1e9:.2f} GB), "
+             f"of the report {_f((rep.get('peak_mib') or 0) * 2 ** 20 / 1e9, 2)} GB; targets under "
+             f"{t['peak_gib']} GB and, for the report, {t.get('report_peak_gb', 4)} GB: "
+             f"{verdict(o['peak_mib'] * 2 ** 20 / 1e9 < t['peak_gib'])}, "
+             f"{verdict((rep.get('peak_mib') or 1e9) * 2 ** 20 / 1e9 < t.get('report_peak_gb', 4))}.",
+             f"- Chains: max R-hat {_f(conv['rhat_max'], 2)}, min bulk ESS {_f(conv['ess_bulk_min'], 0)}; target at most "
+             f"{t.get('rhat_max', 1.1)} and at least {t.get('ess_bulk_min', 100)}: {verdict(mixed)}"
+             + ("" if mixed else " (no figure of this file is a reached one)") + ".",
+             f"- Mean CIO of the headline regression: ours {_f(cio['ours'], 3)}, sequential CART {_f(cio['cart'], 3)}; "
+             f"target at least CART's: {verdict(None not in (cio['ours'], cio['cart']) and cio['ours'] >= cio['cart'])}.",
+             f"- Growth of our fit + synthesis time in rows: exponent {_f(slope, 2)} over "
+             f"{len(rows)} points; target no faster than linear: "
+             + ("not measured" if slope is None else verdict(slope <= t["growth_exponent"] + 0.05)) + "."]
+    return lines
 
 
 def _sampler(res: dict) -> str:
@@ -296,7 +322,9 @@ def rerun_reports(res: dict, todo: list[str]) -> None:
 def main(argv=None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     reports_only = "--reports" in argv          # re-run only the reports of points already run
-    args, out, todo, max_wait = parse_arguments([a for a in argv if a != "--reports"], __doc__.split("\n")[0],
+    ours_only = "--ours-only" in argv           # re-run ours, keep the peers' earlier results
+    args, out, todo, max_wait = parse_arguments([a for a in argv if a not in ("--reports", "--ours-only")],
+                                                __doc__.split("\n")[0],
                                                 "scale", pieces(FULL), "25k and 50k rows, 10 columns, 40 sweeps")
     cfg = QUICK if args.quick else FULL
     todo = [t for t in todo if t in pieces(cfg)]
@@ -314,7 +342,10 @@ def main(argv=None) -> None:
     points = {point_name(n, None): (n, None) for n in cfg["rows"]}
     points |= {point_name(cfg["columns_at"], c): (cfg["columns_at"], c) for c in cfg["columns"]}
     for name in todo:
-        run_piece(res, name, lambda: bench_point(*points[name], cfg), max_wait)
+        kept = res.get(name) if ours_only else None
+        if ours_only and not kept:
+            raise SystemExit(f"--ours-only: {name} has no earlier results whose peers could be kept")
+        run_piece(res, name, lambda: bench_point(*points[name], cfg, kept), max_wait)
         save_results(res, out, markdown)
         plot_growth(res, out)
     log(f"wrote {out.with_suffix('.md')}")
