@@ -26,7 +26,7 @@ from .schema import TableSpec, from_codes, infer_spec, to_codes
 from .tableio import InputError
 from .rules import check_rules, rules_hold
 from .screen import MAX_RESPONSE_LEVELS, ResponseScreen, screen_responses
-from .responses import BartSettings, CategoricalResponse, Design, ResponseModel, fit_any, response_from_state
+from .responses import BartSettings, CategoricalResponse, Design, ResponseModel, Rows, fit_any, response_from_state
 from .synthesis import CategoricalJoint, Draw, latent_rows, uniforms
 
 FORMAT = "mixsynth-model/1"
@@ -216,7 +216,8 @@ class CopulaSynthesizer:
             design = Design.from_values(values, base + list(responses[:i]), unordered)
             col = spec.column(name)
             kind = "categorical" if col.modelled_as == "categorical" else col.kind
-            jobs.append((name, values[name], design.matrix(values), design, settings, s, kind))
+            jobs.append((name, values[name], Rows(design, {f: values[f] for f in design.features}),
+                         design, settings, s, kind))
         n = len(values[responses[0]])
         workers = min(len(jobs), workers or os.cpu_count() or 1)
         if workers < 2 or n * len(jobs) < PARALLEL_RESPONSE_ROWS:

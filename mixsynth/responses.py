@@ -133,6 +133,23 @@ class Design:
         return np.ascontiguousarray(np.column_stack(cols), dtype=float)
 
 
+@dataclass(frozen=True)
+class Rows:
+    """The BART features of some rows, built only when a fit needs them: ``values`` holds
+    each of ``design.features`` at those rows, (n,) model values. Indexing selects rows and
+    stays lazy, so a fit on a subsample never builds the one-hot matrix of every row (KDD
+    census: ~450 features, 1.1 GB a response on the whole file, five of them at once in the
+    parent and again in the workers: the fit's peak was 14 GB)."""
+    design: Design
+    values: dict
+
+    def __getitem__(self, rows) -> "Rows":
+        return Rows(self.design, {k: v[rows] for k, v in self.values.items()})
+
+    def matrix(self) -> np.ndarray:
+        return self.design.matrix(self.values)
+
+
 @dataclass
 class ResponseModel:
     """A fitted response: its design, stored forests (stochtree JSON: every
@@ -273,7 +290,7 @@ def response_from_state(meta: dict, arrays: dict[str, np.ndarray]) -> ResponseMo
 def fit_categorical(name: str, y: np.ndarray, X: np.ndarray, design: Design, settings: BartSettings,
                     seed: np.random.SeedSequence) -> CategoricalResponse:
     """Continuation-ratio probit BART for level codes ``y`` (n,), NaN missing (left out:
-    their blanks come from the copula's missingness indicator), on X (n, q): the most
+    their blanks come from the copula's missingness indicator), on X (n, q) or its Rows: the most
     frequent level first, so the first splits have the most rows."""
     ok = ~np.isnan(y)
     y, X = y[ok], X[ok]
@@ -299,12 +316,14 @@ def fit_any(name: str, y: np.ndarray, X: np.ndarray, design: Design, settings: B
 def fit_response(name: str, y: np.ndarray, X: np.ndarray, design: Design, settings: BartSettings,
                  seed: np.random.SeedSequence, probit: bool = False) -> ResponseModel:
     """Fit rank-likelihood BART (probit BART with ``probit``, y then 0/1) for response
-    values ``y`` (n,), NaN missing, on X (n, q); above ``settings.max_rows`` rows on a
-    seeded subsample."""
+    values ``y`` (n,), NaN missing, on X (n, q) or its ``Rows``; above ``settings.max_rows``
+    rows on a seeded subsample."""
     rows_seed, stream_seed, tree_seed = seed.spawn(3)
     if y.size > settings.max_rows:
         keep = np.sort(np.random.default_rng(rows_seed).choice(y.size, settings.max_rows, replace=False))
         y, X = y[keep], X[keep]
+    if isinstance(X, Rows):
+        X = X.matrix()
     n, q = X.shape
     streams = seed_streams(stream_seed, 1)
     rng = RNG(int(tree_seed.generate_state(1)[0] % (2 ** 31 - 1)))
