@@ -144,6 +144,9 @@ def _fitted(args) -> CopulaSynthesizer:
           f"C: max R-hat {show(conv['rhat_max'], '.3f')}, min bulk ESS {show(conv['ess_bulk_min'], '.0f')}"
           + (f" (chains of {' and '.join(f'{x:,}' for x in conv['sweeps_per_chain'])} sweeps)"
              if "sweeps_per_chain" in conv else ""))
+    st = model.stage_seconds_
+    print(f"  of which marginals and screen {st['marginals']:.1f} s, chains {st['chains']:.1f} s, "
+          f"BART for {len(model.responses_)} response(s) {st['responses']:.1f} s")
     return model
 
 

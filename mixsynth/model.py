@@ -6,6 +6,7 @@ and combinations, so a saved model is confidential: keep it in the confidential 
 """
 import json
 import os
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from importlib.metadata import version
@@ -100,14 +101,20 @@ class CopulaSynthesizer:
 
         The same as the staged fit ``fit_marginals``, ``run_chain`` for each chain (in
         parallel processes here), ``set_chains``, ``fit_responses``: both give the same model
-        for the same seed.
+        for the same seed. Sets ``stage_seconds_``: wall seconds of "marginals" (with the
+        screen), "chains" (with their diagnostics) and "responses" (BART).
         """
+        t0 = time.perf_counter()
         cons = self._fit_marginals(frame)
         if hasattr(monitor, "before_sampling"):  # e.g. the command line's cost estimate
             monitor.before_sampling(self)
+        t1 = time.perf_counter()
         self.set_chains(run_chains(cons, self.factors_, self.settings, self.seed, self.workers, monitor,
                                    judged_entries(self.columns_)))
-        return self.fit_responses(frame)
+        t2 = time.perf_counter()
+        self.fit_responses(frame)
+        self.stage_seconds_ = {"marginals": t1 - t0, "chains": t2 - t1, "responses": time.perf_counter() - t2}
+        return self
 
     def _encode(self, frame: pd.DataFrame):
         """(spec, model values, latent columns) and the constraints; sets ``derived_``,
