@@ -649,7 +649,7 @@ def scale_section() -> list[str]:
     import scale
 
     path = HERE / "results" / "scale.json"
-    L = ["## Scale: the KDD census-income file (issue 6 part 5)", ""]
+    L = ["## Scale: the KDD census-income file (issue 6 part 5, issue 13)", ""]
     if not path.exists():
         return L + ["Not run yet: `.venv/bin/python benchmarks/scale.py` (see benchmarks/README.md).", ""]
     figures = scale.issue_figures(json.loads(path.read_text()))
