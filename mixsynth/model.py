@@ -450,22 +450,9 @@ class CopulaSynthesizer:
         arrays["rows/hashes"] = self.row_hashes_
         for r, m in enumerate(self.joint_.margins):
             arrays[f"joint/margin/{r}"] = m
-        meta["derived"] = []
-        for i, d in enumerate(self.derived_):
-            d_meta, d_arrays = d.to_state()
-            meta["derived"].append(d_meta)
-            arrays.update({f"derived/{i}/{key}": arr for key, arr in d_arrays.items()})
-        meta["refined"] = []
-        for i, r in enumerate(self.refined_):
-            r_meta, r_arrays = r.to_state()
-            meta["refined"].append(r_meta)
-            arrays.update({f"refined/{i}/{key}": arr for key, arr in r_arrays.items()})
-        meta["responses"] = []
-        for i, model in enumerate(getattr(self, "responses_", [])):
-            r_meta, r_arrays = model.to_state()
-            meta["responses"].append(r_meta)
-            for key, arr in r_arrays.items():
-                arrays[f"response/{i}/{key}"] = arr
+        meta["derived"] = _put_states(self.derived_, "derived", arrays)
+        meta["refined"] = _put_states(self.refined_, "refined", arrays)
+        meta["responses"] = _put_states(getattr(self, "responses_", []), "response", arrays)
         for name, marginal in self.marginals_.items():
             m_meta, m_arrays = marginal.to_state()
             meta["marginals"][name] = {"meta": m_meta, "arrays": sorted(m_arrays)}
@@ -494,10 +481,9 @@ class CopulaSynthesizer:
                          for c in meta["columns"]]
         self.factors_, self.n_rows_ = meta["factors"], meta["n_rows"]
         self.screen_ = ResponseScreen.from_dict(meta["screen"]) if meta.get("screen") else None
-        self.derived_ = [Derivation.from_state(d, {key: arrays[f"derived/{i}/{key}"] for key in ("keys", "values")})
+        self.derived_ = [Derivation.from_state(d, _state_arrays(arrays, f"derived/{i}/"))
                          for i, d in enumerate(meta.get("derived", []))]
-        self.refined_ = [Refinement.from_state(r, {key.split("/", 2)[2]: arr for key, arr in arrays.items()
-                                                   if key.startswith(f"refined/{i}/")})
+        self.refined_ = [Refinement.from_state(r, _state_arrays(arrays, f"refined/{i}/"))
                          for i, r in enumerate(meta.get("refined", []))]
         stages = meta.get("stages", ["marginals", "copula", "responses"])
         if "copula" in stages:
@@ -508,11 +494,25 @@ class CopulaSynthesizer:
         self.joint_ = CategoricalJoint(arrays["joint/cells"], arrays["joint/counts"],
                                        [arrays[f"joint/margin/{r}"] for r in range(n_margins)])
         if "responses" in stages:
-            self.responses_ = [
-                response_from_state(r, {key.split("/", 2)[2]: arr for key, arr in arrays.items()
-                                        if key.startswith(f"response/{i}/")})
-                for i, r in enumerate(meta["responses"])]
+            self.responses_ = [response_from_state(r, _state_arrays(arrays, f"response/{i}/"))
+                               for i, r in enumerate(meta["responses"])]
         self.marginals_ = {
             name: marginal_from_state(m["meta"], {a: arrays[f"marginal/{name}/{a}"] for a in m["arrays"]})
             for name, m in meta["marginals"].items()}
         return self
+
+
+def _put_states(items: list, prefix: str, arrays: dict) -> list[dict]:
+    """The metadata of each item's ``to_state()``; its arrays go into ``arrays`` under
+    ``prefix/i/key``."""
+    metas = []
+    for i, item in enumerate(items):
+        meta, state = item.to_state()
+        metas.append(meta)
+        arrays.update({f"{prefix}/{i}/{key}": arr for key, arr in state.items()})
+    return metas
+
+
+def _state_arrays(arrays: dict, prefix: str) -> dict:
+    """The arrays saved under ``prefix`` (``_put_states``), keyed by what follows it."""
+    return {key[len(prefix):]: arr for key, arr in arrays.items() if key.startswith(prefix)}
