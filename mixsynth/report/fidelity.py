@@ -308,10 +308,11 @@ def _encoded_corr(codes: list[np.ndarray], sizes: list[int], numbers: list[np.nd
 
     n = len(codes[0]) if codes else len(numbers[0])
     offsets = np.cumsum([0] + sizes)
-    mask = np.column_stack([~np.isnan(x) for x in numbers]) if numbers else np.zeros((n, 0), bool)
-    dense = np.column_stack([np.where(np.isnan(x), 0.0, x - np.nanmean(x) if (~np.isnan(x)).any() else 0.0)
-                             for x in numbers]) if numbers else np.zeros((n, 0))
-    scale = np.sqrt((dense ** 2).sum(axis=0) / np.maximum(mask.sum(axis=0), 1))
+    X = np.column_stack(numbers) if numbers else np.zeros((n, 0))
+    mask = ~np.isnan(X)
+    seen = mask.sum(axis=0)
+    dense = np.where(mask, X - np.where(seen > 0, np.nansum(X, axis=0) / np.maximum(seen, 1), 0.0), 0.0)
+    scale = np.sqrt((dense ** 2).sum(axis=0) / np.maximum(seen, 1))
     dense /= np.where(scale > 0, scale, 1.0)       # centred and scaled: no cancellation below
     rows = np.repeat(np.arange(n), len(codes))
     cols = (np.column_stack(codes) + offsets[:-1]).ravel() if codes else np.zeros(0, np.int64)
@@ -323,8 +324,8 @@ def _encoded_corr(codes: list[np.ndarray], sizes: list[int], numbers: list[np.nd
     A2 = A.multiply(A).tocsc()
     s2 = np.asarray(A2.sum(axis=0)).ravel()
     m = np.full((P, P), float(n))
-    m[:, k:] = M.sum(axis=0)
-    m[k:, :] = M.sum(axis=0)[:, None]
+    m[:, k:] = seen
+    m[k:, :] = seen[:, None]
     m[k:, k:] = M.T @ M
     Su = np.repeat(s1[:, None], P, axis=1)           # sum of u over the rows where v is seen
     Suu = np.repeat(s2[:, None], P, axis=1)
@@ -333,9 +334,10 @@ def _encoded_corr(codes: list[np.ndarray], sizes: list[int], numbers: list[np.nd
     Suv = (A.T @ A).toarray()
     with np.errstate(divide="ignore", invalid="ignore"):
         cov = Suv - Su * Su.T / m
-        var_u, var_v = Suu - Su ** 2 / m, (Suu - Su ** 2 / m).T
-        ok = (m >= 2) & (var_u > 1e-12 * Suu.clip(1)) & (var_v > 1e-12 * Suu.T.clip(1))
-        corr = np.where(ok, cov / np.sqrt(np.abs(var_u * var_v)), 0.0)
+        var = Suu - Su ** 2 / m                    # of u over the rows where v is seen
+        ok = var > 1e-12 * Suu.clip(1)
+        ok &= (m >= 2) & ok.T
+        corr = np.where(ok, cov / np.sqrt(np.abs(var * var.T)), 0.0)
     return np.clip(corr, -1.0, 1.0)
 
 
