@@ -124,7 +124,9 @@ class CopulaSynthesizer:
         declared = () if isinstance(spec.responses, str) else spec.responses
         self.derived_ = find_derivations(spec, values, declared) if spec.derived == "auto" else []
         if spec.responses == "auto":
-            self.screen_ = screen_responses(self._copula_spec(spec), values, self.seed)
+            links = find_refinements(spec, values, self.derived_, declared) if spec.derived == "auto" else []
+            linked = {r.name: r.by for r in links} | {r.by: r.name for r in links}
+            self.screen_ = screen_responses(self._copula_spec(spec), values, self.seed, linked)
             spec = replace(spec, responses=self.screen_.order)
         self.refined_ = (find_refinements(spec, values, self.derived_, response_order(spec))   # a response's
                          if spec.derived == "auto" else [])                   # values come later, from BART

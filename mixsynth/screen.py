@@ -21,6 +21,12 @@ differences of squared errors paired, whose mean over its standard error is ``z`
 column passes when gain >= MIN_GAIN and z >= MIN_Z; the MAX_SCREENED with the largest
 gain go on (each costs a BART fit). Above SCREEN_ROWS rows a seeded subsample is screened.
 
+A column in a refinement (derived.py: an ordered column and the unordered categorical
+that is a step function of it, NHEFS's years of school and education class) is never
+chosen by its gain: that gain is the step, which the refinement keeps exactly and BART
+would break in some rows (education by BART put 10-20% of NHEFS's synthetic rows in a
+class their years contradict, the largest source of its propensity AUC).
+
 The outcomes of the report's declared regressions (``report.regressions``) are chosen
 whatever their gain, binary ones included (probit BART): the user said that analysis is
 the point of the file. A binary is screened only then: a binary the others barely predict
@@ -264,16 +270,20 @@ def _importance(fit: _Fit, blocks: dict[str, np.ndarray], predictor: str, rng: n
     return float(loss / fit.target.shape[0] / fit.target.var(axis=0).sum())
 
 
-def screen_responses(spec: TableSpec, values: dict[str, np.ndarray], seed: int = 0) -> ResponseScreen:
+def screen_responses(spec: TableSpec, values: dict[str, np.ndarray], seed: int = 0,
+                     linked: dict[str, str] | None = None) -> ResponseScreen:
     """Screen ``values`` (model values per column, (n,) each) for columns the copula
-    cannot follow; see the module docstring. One thread: the boosting's OpenMP threads
-    spin when another process holds a core (a screen of 1,450 rows took 36 s instead
-    of 1.4 s on the shared 2-core machine)."""
+    cannot follow; see the module docstring. ``linked`` maps the columns of refinements
+    (an ordered column and the unordered categorical that is a function of it) to their
+    partner: the step between them is kept exactly, so neither is chosen unless it is a
+    declared outcome. One thread: the boosting's OpenMP threads spin when another process
+    holds a core (a screen of 1,450 rows took 36 s instead of 1.4 s on the shared 2-core
+    machine)."""
     with threadpool_limits(1):
-        return _screen(spec, values, seed)
+        return _screen(spec, values, seed, linked or {})
 
 
-def _screen(spec: TableSpec, values: dict[str, np.ndarray], seed: int) -> ResponseScreen:
+def _screen(spec: TableSpec, values: dict[str, np.ndarray], seed: int, linked: dict[str, str]) -> ResponseScreen:
     outcomes = regression_outcomes(spec)
     n = len(next(iter(values.values())))
     rng = np.random.default_rng(seed)
@@ -291,7 +301,7 @@ def _screen(spec: TableSpec, values: dict[str, np.ndarray], seed: int) -> Respon
         if fit is not None:
             fits[col.name], raw[col.name] = fit, scores
     passing = sorted((name for name, (_, gain, z) in raw.items()
-                      if gain >= MIN_GAIN and z >= MIN_Z and name not in outcomes),
+                      if gain >= MIN_GAIN and z >= MIN_Z and name not in outcomes and name not in linked),
                      key=lambda name: -raw[name][1])
     screened = passing[:MAX_SCREENED]
     chosen = screened + [name for name in outcomes if name in fits]
@@ -322,6 +332,9 @@ def _screen(spec: TableSpec, values: dict[str, np.ndarray], seed: int) -> Respon
                       f"before it ({after}): left to the copula, the later responses carry the rest")
         elif col.name in screened:
             reason = f"nonlinear in the others: {gain:+.3f} R^2 over linear (z {z:.1f})"
+        elif col.name in linked:
+            reason = (f"{gain:+.3f} R^2 over linear, from its exact link with {linked[col.name]}: kept "
+                      "exactly (the ordered column is drawn again within the categorical's level)")
         elif col.name in passing:
             reason = f"{gain:+.3f} R^2 over linear, but only the {MAX_SCREENED} largest gains are modelled"
         else:

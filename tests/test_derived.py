@@ -99,3 +99,16 @@ def test_derived_none_models_every_column(short_run):
     assert {"hs", "tax"} <= {c.source for c in model.columns_}
     with pytest.raises(InputError, match="`derived` must be auto"):
         infer_spec(table, {"derived": "yes"})
+
+
+def test_the_screen_leaves_a_refinement_to_its_exact_link(short_run):
+    """The classes are a step function of years: boosting predicts them far better than a
+    linear model, but the refinement keeps the step exactly, so `responses: auto` models
+    neither by BART (BART would break the step in some rows) and says why."""
+    table = survey()
+    model = CopulaSynthesizer(infer_spec(table), short_run, seed=0).fit_marginals(table)
+    scores = {s.name: s for s in model.screen_.scores}
+    assert scores["edu"].gain > 0.3
+    assert not {"edu", "years"} & set(model.screen_.order)
+    assert "exact link with years" in scores["edu"].reason
+    assert [f"{r.name} within {r.by}" for r in model.refined_] == ["years within edu"]
