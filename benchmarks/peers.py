@@ -292,6 +292,7 @@ def rescore(res: dict, datasets: list[str], methods: list[str] | None) -> None:
     cfg = res["config"]
     for dataset in datasets:
         folder, spec, _, frames, _ = prepare(dataset, cfg)
+        res["datasets"][dataset]["holdout_copies"] = holdout_copies(frames)
         order_spec = copy.deepcopy(spec)
         order_spec.extra["report"] = {k: v for k, v in (spec.extra.get("report") or {}).items() if k != "anonymeter"}
         for method, old in res["datasets"][dataset]["methods"].items():
@@ -322,7 +323,7 @@ def run_dataset(dataset: str, cfg: dict, res: dict, save, methods: list[str] | N
         sys.exit(f"{dataset}: the kept results were made on another table than the example spec gives now "
                  f"({', '.join(f'{k} {a} -> {b}' for k, (a, b) in changed.items())}); re-run the whole file "
                  f"with --only {dataset} (or write elsewhere with --out)")
-    entry.update(shape, ctgan_epochs=ctgan_epochs(len(frames["train"]), cfg))
+    entry.update(shape, ctgan_epochs=ctgan_epochs(len(frames["train"]), cfg), holdout_copies=holdout_copies(frames))
     # the random CART orders show the spread of utility over visit orders (the paper's Figure 4):
     # they are scored without the anonymeter attacks, which take most of a report's time
     order_spec = copy.deepcopy(spec)
@@ -420,6 +421,67 @@ def verdicts(entry: dict) -> list[dict]:
                 "reference_value": 0, "best_cart_order": None, "best_copy_free_peer": None,
                 "best_copy_free_value": None, "reached": ours.get("exact_copies") == 0})
     return out
+
+
+AUTO_PEERS = ["cart", "cart_port", "arf", "tabularargn"]   # issue 11's peers
+AUTO_AUC = 0.60                                             # issue 11's propensity AUC bound
+
+
+def holdout_copies(frames: dict) -> int:
+    """Exact copies a file of the training split's size holds at the holdout's rate: holdout
+    rows equal to a training row, as a share, times the training rows (issue 11's "no more
+    exact copies than held-out real rows show")."""
+    from mixsynth.report.risk import exact_copies
+
+    share = exact_copies(frames["train"], frames["holdout"])["all_columns"]["share"]
+    return round(share * len(frames["train"]))
+
+
+def auto_verdict(entry: dict) -> dict | None:
+    """Issue 11 on one file: ours with nothing declared (``ours_auto``) against the best of
+    AUTO_PEERS by mean CIO, and against the best of them within the holdout's copies."""
+    methods = entry["methods"]
+    ours = methods.get("ours_auto")
+    if not ours:
+        return None
+    allowed = entry.get("holdout_copies")
+    peers = {k: v["mean_cio"] for k, v in methods.items() if k in AUTO_PEERS and v.get("mean_cio") is not None}
+    within = {k: c for k, c in peers.items()
+              if allowed is not None and methods[k].get("exact_copies", np.inf) <= allowed}
+    best = max(peers, key=peers.get) if peers else None
+    best_within = max(within, key=within.get) if within else None
+    copies_ok = None if allowed is None else ours["exact_copies"] <= allowed
+    return {"ours": ours, "allowed_copies": allowed, "best": best, "best_value": peers.get(best),
+            "best_within": best_within, "best_within_value": within.get(best_within),
+            "cio": None if best is None else ours["mean_cio"] >= peers[best],
+            "cio_within": None if best_within is None else ours["mean_cio"] >= within[best_within],
+            "auc": None if ours.get("propensity_auc") is None else ours["propensity_auc"] <= AUTO_AUC,
+            "copies": copies_ok}
+
+
+def auto_section(res: dict) -> list[str]:
+    """The table of issue 11's figures (auto_verdict) for every file run."""
+    mark = {True: "reached", False: "**missed**", None: "n/a"}
+    L = ["## Issue 11: nothing declared (`ours_auto`)", "",
+         f"Ours with no declared response against the issue's peers ({', '.join(AUTO_PEERS)}): mean CIO at "
+         f"least the best peer's, propensity AUC at most {AUTO_AUC:.2f}, exact copies no more than the "
+         "holdout shows (holdout rows equal to a training row, scaled to the training rows). \"best "
+         "within copies\" is the best peer whose own file keeps to that count too.", "",
+         "| dataset | ours CIO | best peer | best within copies | CIO figure (within copies) | ours AUC | "
+         "ours copies / holdout's | max V drop: auto / declared spec | figures |",
+         "|---|---|---|---|---|---|---|---|---|"]
+    for dataset, entry in res["datasets"].items():
+        v = auto_verdict(entry)
+        if v is None:
+            continue
+        o, rpl = v["ours"], entry["methods"].get("ours_rpl") or {}
+        L.append(f"| {dataset} | {_fmt(o['mean_cio'], 3)} | {v['best']} {_fmt(v['best_value'], 3)} | "
+                 + (f"{v['best_within']} {_fmt(v['best_within_value'], 3)}" if v["best_within"] else "—")
+                 + f" | {mark[v['cio']]} ({mark[v['cio_within']]}) | {_fmt(o.get('propensity_auc'), 3)} | "
+                 f"{_fmt(o['exact_copies'], 0)} / {_fmt(v['allowed_copies'], 0)} | "
+                 f"{_fmt(o.get('max_cramers_v_drop'), 3)} / {_fmt(rpl.get('max_cramers_v_drop'), 3)} | "
+                 f"AUC {mark[v['auc']]}, copies {mark[v['copies']]} |")
+    return L + [""]
 
 
 def _not_run(res: dict) -> list[str]:
@@ -613,6 +675,7 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
                      + f" | {status} |")
     L += [f"| {dataset} | not run yet | | | | | | |" for dataset in _not_run(res)]
     L += ["", "The issue's figures are set for the real files; the paper-layout rows are for comparison.", ""]
+    L += auto_section(res)
     discussion = HERE / "peers" / "discussion.md"
     if discussion.exists() and not res["quick"]:
         L += [discussion.read_text().rstrip(), ""]
