@@ -370,9 +370,10 @@ class CopulaSynthesizer:
             info[f"redrawn_share/{r.name}"] = redrawn / n_rows   # rows drawn again within their level
         rng = np.random.default_rng(response_seed)
         for model in self.responses_:
+            blank = np.broadcast_to(response_blanks.get(model.name, False), n_rows)
             y = model.draw_values(model.design.matrix(values), self.marginals_[model.name], rng,
-                                  draw if response_draws else None)
-            values[model.name] = np.where(response_blanks.get(model.name, False), np.nan, y)
+                                  draw if response_draws else None, ~blank)
+            values[model.name] = np.where(blank, np.nan, y)
         for d in self.derived_:
             values[d.name] = d.apply(values[d.source])
         info["exact_share"] = exact

@@ -267,26 +267,33 @@ class ResponseModel:
         sigma2 = self.sigma2.mean() if draw is None else self.sigma2[(draw % stored) * self.keep_every]
         return np.full(X.shape[0], np.sqrt(sigma2))
 
-    def draw_latent(self, X: np.ndarray, rng: np.random.Generator, draw: int | None = None) -> np.ndarray:
+    def draw_latent(self, X: np.ndarray, rng: np.random.Generator, draw: int | None = None,
+                    seen: np.ndarray | None = None) -> np.ndarray:
         """Latent responses for rows X and their probabilities under the latent marginal:
         z = f(x) + sigma(x) e with posterior means (the paper) or one posterior draw, then
-        u = F_z(z), F_z the mixture over the rows of N(f(x), sigma(x)^2) (at most 1,000 rows
-        spread evenly over the order of f). Returns u, (n,)."""
+        u = F_z(z), F_z the mixture over the ``seen`` rows ((n,) bool, default all: the rows
+        whose value is not blanked, whose values the real marginal describes) of
+        N(f(x), sigma(x)^2), at most 1,000 of them spread evenly over the order of f.
+        Returns u, (n,)."""
         f = self.predict(X, draw)
         sd = self.error_sd(X, draw)
         z = f + sd * rng.standard_normal(f.size)
-        rows = np.argsort(f, kind="stable")[np.linspace(0, f.size - 1, min(f.size, 1000)).round().astype(int)]
+        pool = np.flatnonzero(seen) if seen is not None and np.any(seen) else np.arange(f.size)
+        rows = pool[np.argsort(f[pool], kind="stable")][
+            np.linspace(0, pool.size - 1, min(pool.size, 1000)).round().astype(int)]
         grid = np.linspace(z.min() - 1e-9, z.max() + 1e-9, 2048)
         cdf = special.ndtr((grid[:, None] - f[None, rows]) / sd[None, rows]).mean(axis=1)
         return np.clip(np.interp(z, grid, cdf), 1e-12, 1.0 - 1e-12)
 
-    def draw_values(self, X: np.ndarray, marginal, rng: np.random.Generator, draw: int | None = None) -> np.ndarray:
+    def draw_values(self, X: np.ndarray, marginal, rng: np.random.Generator, draw: int | None = None,
+                    seen: np.ndarray | None = None) -> np.ndarray:
         """Model values of the response for rows X (n, features): through ``marginal``'s
-        quantile function (rank link), or 1 where offset + f + N(0, 1) > 0 (probit)."""
+        quantile function (rank link; its probabilities over the ``seen`` rows, see
+        draw_latent), or 1 where offset + f + N(0, 1) > 0 (probit)."""
         if self.link == "probit":
             f = self.predict(X, draw) + self.offset
             return (f + rng.standard_normal(f.size) > 0).astype(float)
-        return marginal.ppf(self.draw_latent(X, rng, draw))
+        return marginal.ppf(self.draw_latent(X, rng, draw, seen))
 
     def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         meta = {"name": self.name, "design": asdict(self.design), "trees": self.trees,
@@ -322,8 +329,9 @@ class CategoricalResponse:
     parts: list[ResponseModel]
     link: str = "categorical"
 
-    def draw_values(self, X: np.ndarray, marginal, rng: np.random.Generator, draw: int | None = None) -> np.ndarray:
-        """Level codes (n,) float for rows X (n, features); ``marginal`` is unused."""
+    def draw_values(self, X: np.ndarray, marginal, rng: np.random.Generator, draw: int | None = None,
+                    seen: np.ndarray | None = None) -> np.ndarray:
+        """Level codes (n,) float for rows X (n, features); ``marginal`` and ``seen`` are unused."""
         codes = np.full(X.shape[0], float(self.order[-1]))
         left = np.arange(X.shape[0])
         for level, part in zip(self.order, self.parts):
