@@ -180,16 +180,14 @@ class LinearPart:
     def fit(cls, X: np.ndarray, design: Design) -> "LinearPart | None":
         """The part for feature matrix X (n, features) of ``design``; None without a numeric
         feature that varies."""
-        columns, center, scale, fill = [], [], [], []
+        parts = []   # (column, center, scale, fill) of each numeric feature that varies
         at = 0
         for k, value in zip(design.levels, design.fill):
-            if not k:
-                x = X[:, at][X[:, at] != value]
-                if x.size > 1 and x.std() > 0:
-                    columns.append(at), center.append(float(x.mean())), scale.append(float(x.std()))
-                    fill.append(float(value))
+            x = X[:, at][X[:, at] != value] if not k else np.zeros(0)
+            if x.size > 1 and x.std() > 0:
+                parts.append((at, float(x.mean()), float(x.std()), float(value)))
             at += k or 1
-        return cls(tuple(columns), tuple(center), tuple(scale), tuple(fill)) if columns else None
+        return cls(*map(tuple, zip(*parts))) if parts else None
 
     def basis(self, X: np.ndarray) -> np.ndarray:
         """(n, len(columns)) standardized numeric features of X, blanks 0."""
