@@ -242,10 +242,14 @@ class ResponseModel:
 
     @staticmethod
     def _at(container: ForestContainer, X: np.ndarray, draw: int | None) -> np.ndarray:
+        """(n,) predictions of the stored forests at X: their mean, or stored forest ``draw``
+        alone (modulo their number; only that forest is evaluated)."""
         dataset = Dataset()
         dataset.add_covariates(X)
-        pred = container.predict(dataset)                     # (n, stored)
-        return pred.mean(axis=1) if draw is None else pred[:, draw % pred.shape[1]]
+        if draw is None:
+            return container.predict(dataset).mean(axis=1)     # (n, stored) -> (n,)
+        raw = container.predict_raw_single_forest(dataset, draw % container.num_samples()).ravel()
+        return np.exp(raw) if container.is_exponentiated else raw
 
     def predict(self, X: np.ndarray, draw: int | None = None) -> np.ndarray:
         """f at the rows of X (n, features), the trees plus the linear term: the posterior

@@ -246,3 +246,23 @@ def test_a_response_with_blanks_keeps_the_marginal_of_its_seen_values():
     assert abs(syn["wage"].isna().mean() - table["wage"].isna().mean()) < 0.04
     assert stats.ks_2samp(syn["wage"].dropna(), seen).statistic < 0.05
     assert abs(np.median(syn["wage"].dropna()) / np.median(seen) - 1) < 0.05
+
+
+def test_one_stored_draw_predicts_as_that_column_of_every_draw():
+    """``response_draws`` evaluates one stored forest (and its variance forest) instead of
+    every one: the same values as that column of the full prediction."""
+    from stochtree import Dataset
+    from mixsynth.responses import BartSettings, Design, fit_response
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = X[:, 0] + rng.normal(size=400) * (1 + 0.5 * (X[:, 1] > 0))
+    model = fit_response("y", y, X, Design(("a", "b", "c"), (0, 0, 0), (-9.0,) * 3),
+                         BartSettings(trees=20, variance_trees=10, burn_in=10, draws=20, keep_every=4),
+                         np.random.SeedSequence(0))
+    data = Dataset()
+    data.add_covariates(X)
+    every, spread = model.forests.predict(data), model.variance_forests.predict(data)
+    for draw in (2, 7):   # 7: modulo the 5 stored forests
+        beta = model.beta[draw % 5]
+        np.testing.assert_allclose(model.predict(X, draw), every[:, draw % 5] + model.linear.basis(X) @ beta)
+        np.testing.assert_allclose(model.error_sd(X, draw), np.sqrt(spread[:, draw % 5]))
