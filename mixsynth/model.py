@@ -26,7 +26,7 @@ from .sampler import SamplerSettings, choose_factors, run_chain, run_chains
 from .schema import TableSpec, from_codes, infer_spec, to_codes
 from .tableio import InputError
 from .rules import check_rules, rules_hold
-from .screen import MAX_RESPONSE_LEVELS, ResponseScreen, screen_responses
+from .screen import MAX_RESPONSE_LEVELS, ResponseScreen, regression_outcomes, screen_responses
 from .responses import BartSettings, CategoricalResponse, Design, ResponseModel, Rows, fit_any, response_from_state
 from .synthesis import CategoricalJoint, Draw, latent_rows, uniforms
 
@@ -123,13 +123,14 @@ class CopulaSynthesizer:
         values = to_codes(frame, spec)
         declared = () if isinstance(spec.responses, str) else spec.responses
         self.derived_ = find_derivations(spec, values, declared) if spec.derived == "auto" else []
+        # a response's values come later, from BART: it is never refined. With ``auto`` the screen
+        # chooses no refinement's column but a declared regression outcome, so those are kept out.
+        keep = tuple(regression_outcomes(spec)) if spec.responses == "auto" else response_order(spec)
+        self.refined_ = find_refinements(spec, values, self.derived_, keep) if spec.derived == "auto" else []
         if spec.responses == "auto":
-            links = find_refinements(spec, values, self.derived_, declared) if spec.derived == "auto" else []
-            linked = {r.name: r.by for r in links} | {r.by: r.name for r in links}
+            linked = {r.name: r.by for r in self.refined_} | {r.by: r.name for r in self.refined_}
             self.screen_ = screen_responses(self._copula_spec(spec), values, self.seed, linked)
             spec = replace(spec, responses=self.screen_.order)
-        self.refined_ = (find_refinements(spec, values, self.derived_, response_order(spec))   # a response's
-                         if spec.derived == "auto" else [])                   # values come later, from BART
         columns, cons = encode(self._copula_spec(spec), values, self.method, response_order(spec))
         return (spec, values, columns), cons
 

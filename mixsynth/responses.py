@@ -191,8 +191,8 @@ class LinearPart:
 
     def basis(self, X: np.ndarray) -> np.ndarray:
         """(n, len(columns)) standardized numeric features of X, blanks 0."""
-        B = (X[:, list(self.columns)] - np.array(self.center)) / np.array(self.scale)
-        return np.where(X[:, list(self.columns)] == np.array(self.fill), 0.0, B)
+        x = X[:, list(self.columns)]
+        return np.where(x == np.array(self.fill), 0.0, (x - np.array(self.center)) / np.array(self.scale))
 
 
 def _draw_beta(B: np.ndarray, weight: np.ndarray, r: np.ndarray, rng: np.random.Generator) -> np.ndarray:
