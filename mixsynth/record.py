@@ -3,8 +3,9 @@
 ``synthesis_record`` assembles one JSON-ready dict (schema ``mixsynth-record/1``): the
 input's fingerprint (a digest, never data), the spec as written, the modelled columns'
 kinds and roles (never their levels), how the input was read (text parsed as numbers,
-rare levels merged into ``other``, constant columns: names and counts only), the method settings, every seed, the package
-versions, the convergence diagnostics, the report, the release thresholds, the
+rare levels merged into ``other`` or, in number columns, moved to the nearest kept value;
+constant columns, number columns too rare to release and so written blank: names and
+counts only), the method settings, every seed, the package versions, the convergence diagnostics, the report, the release thresholds, the
 expectation outcomes, the decision and its limitations. It holds no time stamp, so the
 same input, spec and seeds give the same record byte for byte. ``record_html`` renders it
 as a readable page; ``write_record`` writes both files.
@@ -52,7 +53,8 @@ def synthesis_record(*, survey: str, wave: str, fingerprint: str, spec_raw: dict
                     for c in spec.columns],
         "input_notes": list(spec.notes),
         "recoded_columns": spec.recoded,
-        "constant_columns": [c["name"] for c in spec.constants],
+        "constant_columns": [c["name"] for c in spec.constants if c["value"] is not None],
+        "blank_columns": spec.blanked,
         "outputs": outputs,
         "method": method,
         "seeds": seeds,

@@ -32,11 +32,14 @@ by `infer_spec` with this rule:
    column's `unordered:` setting, else True when it has fewer than
    `infer.ordinal_as_categorical_below` (default 10) levels.
    An unordered column may have at most `infer.max_levels` (default 100) levels.
-   Levels of a categorical or binary column (text, or numeric codes) held by fewer than
-   `infer.min_level_rows` rows (default 5; 0 turns it off) are merged into one level
-   `other` (into the existing level of that name if there is one), so no rare value is
-   ever copied into a synthetic file; a numeric coded column then comes back as text
-   (its codes and `other`); declared `levels:` are kept as listed.
+   Levels of a categorical or binary column held by fewer than `infer.min_level_rows`
+   rows (default 5; 0 turns it off) never reach a synthetic file: text levels are merged
+   into one level `other` (into the existing level of that name if there is one); a number
+   column stays numbers, its rare values moved to the nearest value held by that many rows.
+   A number column with fewer than two such values is left out of the model: written back
+   as its one value when that fills every row, else released blank (so is a count or
+   continuous column with fewer than `min_level_rows` values). Declared `levels:` are kept
+   as listed.
 7. Numeric columns must be finite; count/continuous columns must be numeric, and
    count columns integer-valued.
    Bounds: a spec `lower`/`upper` must hold for every observed value; with no `lower`
@@ -161,8 +164,14 @@ class TableSpec:
 
     @property
     def recoded(self) -> list[str]:
-        """Modelled columns whose rare levels were merged into `other`."""
+        """Modelled columns whose rare levels were merged into `other` (text) or moved to the
+        nearest level kept (numbers)."""
         return [col.name for col in self.columns if col.merged]
+
+    @property
+    def blanked(self) -> list[str]:
+        """Number columns whose values are too rare to release: written back blank."""
+        return [c["name"] for c in self.constants if c["value"] is None]
 
     def by_role(self, role: str) -> list[ColumnSpec]:
         """Modelled columns with the given role, in input order."""
@@ -249,7 +258,8 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
                               "value": value if isinstance(value, (str, int, float, bool)) else str(value)})
             notes.append(f"column '{name}' is constant: left out of the model and written back as it is")
         else:
-            columns.append(_infer_column(frame[name], decls.get(name, {}), opts, notes))
+            inferred = _infer_column(frame[name], decls.get(name, {}), opts, notes)
+            (constants if isinstance(inferred, dict) else columns).append(inferred)
     if len(columns) < 2:
         held = [f"'{n}'" for n in kept if n not in {c.name for c in columns}]
         raise InputError(f"the table has {len(columns)} varying column(s) to model"
@@ -277,8 +287,11 @@ def to_codes(frame: pd.DataFrame, spec: TableSpec) -> dict[str, np.ndarray]:
         present = s.notna().to_numpy()
         if col.kind in LEVEL_KINDS:
             idx = pd.Index(col.levels, dtype=object).get_indexer(s[present].to_numpy(dtype=object))
-            if col.merged:
+            if col.merged and OTHER in col.levels:
                 idx[idx < 0] = col.levels.index(OTHER)
+            elif col.merged and (idx < 0).any():
+                idx[idx < 0] = nearest_levels(_numbers_or_fail(col, s[present].to_numpy(dtype=object)[idx < 0]),
+                                              col.levels)
             if (idx < 0).any():
                 raise InputError(f"column '{col.name}' has {int((idx < 0).sum())} values that are not "
                                  f"among its {len(col.levels)} levels; rebuild the spec from this table")
@@ -312,11 +325,27 @@ def model_view(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
             continue
         if col.kind == "date" or col.decimal:
             out[col.name] = column_numbers(frame[col.name], col)
+        elif col.merged and OTHER not in col.levels:   # numbers: rare values as their nearest level
+            s = frame[col.name]
+            present = s.notna().to_numpy()
+            x = _numbers_or_fail(col, s[present].to_numpy(dtype=object))
+            moved = np.asarray(col.levels, dtype=np.float64)[nearest_levels(x, col.levels)]
+            out[col.name] = s.astype(object)
+            out.loc[present, col.name] = np.where(np.isin(x, np.asarray(col.levels, dtype=np.float64)), x, moved)
         elif col.merged:
             keys = {_level_key(v): v for v in col.levels}
             s = frame[col.name].astype(object)
             out[col.name] = s.map(lambda v: v if pd.isna(v) else keys.get(_level_key(v), OTHER)).astype(object)
     return out
+
+
+def _numbers_or_fail(col: ColumnSpec, values: np.ndarray) -> np.ndarray:
+    """(m,) float64 of a numeric level column's cells; InputError when a cell is not a number."""
+    try:
+        return values.astype(np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"column '{col.name}' holds text where its spec has numbers; rebuild the spec "
+                         f"from this table") from None
 
 
 def _level_key(v):
@@ -421,11 +450,18 @@ def _infer_column(s: pd.Series, decl: dict, opts: dict, notes: list[str] | None 
                              f"{opts['max_levels']} for a categorical; {fix}")
         if unordered and declared is None:   # a declared categorical is the user's choice
             check_levels_not_unique(name, len(levels), len(observed), numeric)
-        merged = 0
-        if kind in ("categorical", "binary") and "levels" not in decl:   # text or numeric codes
-            levels, merged = _merge_rare(observed, levels, opts["min_level_rows"])
+        merged, least = 0, opts["min_level_rows"]
+        if kind in ("categorical", "binary") and "levels" not in decl and numeric:   # numeric codes
+            levels, merged = _coarsen_rare(observed, levels, least)
+            if len(levels) < 2:
+                return _unreleasable(s, levels, least, notes)
             if merged:
-                notes.append(f"column '{name}': {merged} level(s) held by fewer than {opts['min_level_rows']} "
+                notes.append(f"column '{name}': {merged} value(s) held by fewer than {least} rows moved to the "
+                             f"nearest value held by {least} or more")
+        elif kind in ("categorical", "binary") and "levels" not in decl:   # text
+            levels, merged = _merge_rare(observed, levels, least)
+            if merged:
+                notes.append(f"column '{name}': {merged} level(s) held by fewer than {least} "
                              f"rows merged into '{OTHER}'")
         return ColumnSpec(name, kind, role, tuple(levels), unordered, dtype=str(s.dtype), merged=merged)
     for key in ("levels", "unordered"):
@@ -436,6 +472,8 @@ def _infer_column(s: pd.Series, decl: dict, opts: dict, notes: list[str] | None 
         raise InputError(f"column '{name}' is declared {kind} but is not numeric; declare it "
                          f"categorical, or ordinal with `levels:`")
     x = observed.to_numpy(dtype=np.float64)
+    if x.size < opts["min_level_rows"]:
+        return _unreleasable(s, [], opts["min_level_rows"], notes)
     if kind == "count" and (np.mod(x, 1) != 0).any():
         raise InputError(f"column '{name}' is declared count but has {int((np.mod(x, 1) != 0).sum())} "
                          f"non-integer values; declare it continuous")
@@ -505,6 +543,37 @@ def _merge_rare(observed: pd.Series, levels: list, min_rows: int) -> tuple[list,
         return levels, 0
     kept = [v for v in levels if v not in set(rare)]
     return (kept if OTHER in kept else [*kept, OTHER]), len(rare)
+
+
+def _coarsen_rare(observed: pd.Series, levels: list, min_rows: int) -> tuple[list, int]:
+    """(the numeric levels held by at least `min_rows` rows, how many were not).
+
+    A number column keeps numbers: the values of the rare levels are moved to the nearest
+    level kept at `to_codes` (`nearest_levels`), never to the text level OTHER.
+    """
+    counts = observed.astype(object).value_counts()
+    kept = [v for v in levels if counts.get(v, 0) >= min_rows]
+    return kept, len(levels) - len(kept)
+
+
+def nearest_levels(x: np.ndarray, levels: tuple) -> np.ndarray:
+    """(m,) index of the numeric level nearest each of the values `x` (m,), the lower on a tie."""
+    grid = np.asarray(levels, dtype=np.float64)
+    return np.abs(np.asarray(x, dtype=np.float64)[:, None] - grid[None, :]).argmin(axis=1)
+
+
+def _unreleasable(s: pd.Series, kept: list, min_rows: int, notes: list[str]) -> dict:
+    """The constant entry ({name, value, dtype}) of a number column too rare to release:
+    the one value held by `min_rows` rows when it fills every row, else blank (value None)."""
+    name = s.name
+    if len(kept) == 1 and s.notna().all():
+        notes.append(f"column '{name}': only one value is held by {min_rows} or more rows; "
+                     f"written back as that constant")
+        value = kept[0].item() if isinstance(kept[0], np.generic) else kept[0]
+        return {"name": name, "dtype": str(s.dtype), "value": value}
+    notes.append(f"column '{name}': too few of its {int(s.notna().sum())} values are held by {min_rows} "
+                 f"or more rows to release any; released blank")
+    return {"name": name, "dtype": "float64", "value": None}
 
 
 def _infer_kind(s: pd.Series, observed: pd.Series, numeric: bool, n_distinct: int, opts: dict) -> str:

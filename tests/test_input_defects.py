@@ -223,7 +223,8 @@ def test_a_level_held_by_one_row_never_reaches_the_output(tmp_path, capsys):
 
 def test_a_numeric_code_held_by_one_row_never_reaches_the_output(tmp_path, capsys):
     """A categorical of integer codes (a race code 7 held by one respondent): the code is
-    merged into `other` like a text level, so it is never written."""
+    moved to the nearest code held by 5 or more rows, so it is never written and the
+    column stays a number column (issue 36)."""
     path = tmp_path / "real.csv"
     real = mixed_table()
     real["race"] = np.random.default_rng(3).choice([1, 2, 5], len(real), p=[0.6, 0.3, 0.1])
@@ -233,9 +234,40 @@ def test_a_numeric_code_held_by_one_row_never_reaches_the_output(tmp_path, capsy
     spec.write_text("columns:\n  race: {kind: categorical}\n")
     status, out, err = run(tmp_path, capsys, path, "--spec", str(spec), "--rows", "3000")
     assert status == 0, err
-    assert "input: column 'race': 1 level(s) held by fewer than 5 rows merged into 'other'" in out
-    syn = pd.read_csv(tmp_path / "out" / "syn.csv", dtype={"race": str})
-    assert set(syn["race"]) <= {"1", "2", "5", "other"} and (syn["race"] == "5").mean() > 0.05
+    assert "input: column 'race': 1 value(s) held by fewer than 5 rows moved to the nearest value held by 5 or more" in out
+    syn = pd.read_csv(tmp_path / "out" / "syn.csv")
+    assert syn["race"].dtype == np.int64
+    assert set(syn["race"]) <= {1, 2, 5} and (syn["race"] == 5).mean() > 0.05
+
+
+def test_a_sparse_number_column_stays_numbers_or_blank(tmp_path, capsys):
+    """Issue 36: weight gain observed in 3 rows of 300 (each value held by one row) is
+    released blank, never as the text 'other'; a 0/1 flag whose 1 is held by 2 rows
+    comes back as its one releasable value; the record and the report name both."""
+    path = tmp_path / "real.csv"
+    real = mixed_table()
+    real["gained"] = np.nan
+    real.loc[[4, 50, 90], "gained"] = [31.0, 18.0, 44.0]
+    real["twin"] = 0
+    real.loc[[8, 9], "twin"] = 1
+    real.to_csv(path, index=False)
+    status, out, err = run(tmp_path, capsys, path, "--rows", "1000")
+    assert status == 0, err
+    assert "input: column 'gained': too few of its 3 values are held by 5 or more rows to release any; " \
+           "released blank" in out
+    assert "input: column 'twin': only one value is held by 5 or more rows; written back as that constant" in out
+    syn = pd.read_csv(tmp_path / "out" / "syn.csv")
+    assert list(syn.columns) == list(real.columns)
+    assert syn["gained"].dtype == np.float64 and syn["gained"].isna().all()
+    assert syn["twin"].dtype == np.int64 and (syn["twin"] == 0).all()
+    assert "x 10 latent columns" in out                   # both left out of the model
+    spec = infer_spec(real)
+    assert spec.blanked == ["gained"] and [c["name"] for c in spec.constants] == ["gained", "twin"]
+    record = synthesis_record(survey="s", wave="w", fingerprint="f", spec_raw={}, spec=spec, method={}, seeds={},
+                              convergence=None, report=build_report(real, [syn], spec), expectations={},
+                              decision={"decision": "release", "rules": [], "limitations": []}, outputs={})
+    assert record["blank_columns"] == ["gained"] and record["constant_columns"] == ["twin"]
+    assert any("'gained'" in n and "released blank" in n for n in record["report"]["notes"])
 
 
 def test_min_level_rows_is_a_spec_setting():
@@ -288,17 +320,15 @@ def test_report_runs_without_a_spec_and_says_what_a_spec_adds(tmp_path, capsys):
     assert_no_secret(tmp_path, printed.out, printed.err, inputs=(real_path,))
 
 
-def test_report_meets_numeric_codes_read_back_as_text():
-    """A numeric coded categorical with a rare code comes back as text (its codes and
-    `other`); the report's view must see the synthetic "2.0" as the real 2.0, or every
-    synthetic row is `other` and the propensity model separates the files perfectly."""
-    from mixsynth.schema import OTHER, model_view
+def test_report_sees_rare_numeric_codes_as_their_nearest_level():
+    """A numeric coded categorical with a rare code: the report's view of the real file
+    moves the code where the model moved it, so real and synthetic files meet level for level."""
+    from mixsynth.schema import model_view, to_codes
 
     real = pd.DataFrame({"status": [2.0] * 40 + [3.0] * 30 + [8.0], "x": np.arange(71.0)})
     spec = infer_spec(real, {"columns": {"status": {"kind": "categorical"}}})
-    synthetic = pd.DataFrame({"status": ["2.0"] * 30 + ["3.0"] * 40 + ["other"], "x": np.arange(71.0)})
-    seen = model_view(synthetic, spec)["status"]
-    assert seen.tolist() == [2.0] * 30 + [3.0] * 40 + [OTHER]
-    assert model_view(real, spec)["status"].tolist() == [2.0] * 40 + [3.0] * 30 + [OTHER]
-    numeric_only = model_view(pd.DataFrame({"status": [2.0, 3.0], "x": [0.0, 1.0]}), spec)["status"]
-    assert numeric_only.dtype == object      # one kind for every file, whatever levels it holds
+    assert spec.column("status").levels == (2.0, 3.0) and spec.recoded == ["status"]
+    assert to_codes(real, spec)["status"].tolist() == [0.0] * 40 + [1.0] * 31
+    assert model_view(real, spec)["status"].tolist() == [2.0] * 40 + [3.0] * 31
+    synthetic = pd.DataFrame({"status": [2.0] * 30 + [3.0] * 41, "x": np.arange(71.0)})
+    assert model_view(synthetic, spec)["status"].tolist() == [2.0] * 30 + [3.0] * 41
