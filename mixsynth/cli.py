@@ -275,7 +275,7 @@ def _report(args):
     syns = [read_table(path) for path in args.syn]
     holdout = read_table(args.holdout) if args.holdout else None
     if args.out.exists() and not args.out.is_dir():
-        raise InputError(f"--out '{args.out}' is a file; give a directory")
+        raise InputError(f"--out '{args.out.name}' is a file; give a directory")
     started = time.monotonic()
     model = CopulaSynthesizer.load(args.model) if args.model else None
     report = build_report(real, syns, spec, holdout=holdout, seed=args.seed,
@@ -306,7 +306,7 @@ def _split(args):
 def _check_output(path: Path):
     """InputError for an output name of no table format (nothing is created here)."""
     if path.suffix.lower() not in (".csv", ".parquet", ".pq", ".tsv", ".gz"):
-        raise InputError(f"--out '{path}': use a .csv or .parquet file name")
+        raise InputError(f"--out '{path.name}': use a .csv or .parquet file name")
 
 
 if __name__ == "__main__":

@@ -39,14 +39,13 @@ def check_levels_not_unique(name: str, n_levels: int, n_observed: int, numeric: 
 
 def check_layout(n_rows: int, columns: list) -> None:
     """InputError when the latent columns (LatentColumn list) outnumber what `n_rows` rows support;
-    the fix names the three source columns that take the most latent columns."""
+    the fix names the two source columns that take the most latent columns."""
     n_latent = len(columns)
     if n_latent > LATENT_PER_ROW * n_rows:
         width = Counter(c.source for c in columns)
-        names = ", ".join(f"'{name}' ({w})" for name, w in width.most_common(3))
-        raise InputError(f"the table has {n_latent} latent columns for {n_rows} rows, more than its rows can "
-                         f"support; list columns under `exclude`, declare many-level ones count or continuous, "
-                         f"or merge their levels (widest: {names})")
+        names = ", ".join(f"'{name}' ({w})" for name, w in width.most_common(2))
+        raise InputError(f"the table has {n_latent} latent columns for {n_rows} rows, more than its rows "
+                         f"support; list its widest columns under `exclude`: {names}")
 
 
 def fit_seconds(n_rows: int, n_latent: int, factors: int, sweeps: int, chains: int) -> float:

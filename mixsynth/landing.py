@@ -95,8 +95,8 @@ def wave_file(folder, wave: str, pattern: str = "*") -> Path:
     found = [p for p in sorted(folder.glob(pattern)) if p.is_file() and not p.name.startswith(".")
              and not p.name.lower().endswith(IN_PROGRESS) and wave_name(p) == wave]
     if not found:
-        raise InputError(f"no landing file for wave '{wave}' in '{folder}'; put the wave's table "
+        raise InputError(f"no landing file for wave '{wave}' in '{folder.name}'; put the wave's table "
                          f"there as {wave}.csv (or .parquet)")
     if len(found) > 1:
-        raise InputError(f"wave '{wave}' has {len(found)} landing files in '{folder}'; keep one")
+        raise InputError(f"wave '{wave}' has {len(found)} landing files in '{folder.name}'; keep one")
     return found[0]

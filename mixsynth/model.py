@@ -24,7 +24,7 @@ from .latent import LatentColumn, initial_latent
 from .marginals import fit_marginal, marginal_from_state
 from .sampler import SamplerSettings, choose_factors, run_chain, run_chains
 from .schema import TableSpec, from_codes, infer_spec, to_codes
-from .tableio import InputError
+from .tableio import InputError, did_you_mean
 from .rules import check_rules, rules_hold
 from .screen import MAX_RESPONSE_LEVELS, ResponseScreen, regression_outcomes, screen_responses
 from .responses import BartSettings, CategoricalResponse, Design, ResponseModel, Rows, fit_any, response_from_state
@@ -46,13 +46,12 @@ def response_order(spec: TableSpec) -> tuple[str, ...]:
     order = () if spec.responses == "none" else spec.responses
     for name in order:
         if name not in spec.names:
-            raise InputError(f"responses name column '{name}', which is not modelled; "
-                             f"use one of {spec.names}")
+            raise InputError(f"responses name column '{name}', which is not modelled"
+                             f"{did_you_mean(name, spec.names)}; fix the name in the spec")
         col = spec.column(name)
         if col.modelled_as == "categorical" and len(col.levels) > MAX_RESPONSE_LEVELS:
-            raise InputError(f"response '{name}' is a categorical of {len(col.levels)} levels; a BART "
-                             f"response takes at most {MAX_RESPONSE_LEVELS} (one probit forest a level): "
-                             "leave it to the copula (drop it from the responses)")
+            raise InputError(f"response '{name}' is a categorical of {len(col.levels)} levels, more than the "
+                             f"{MAX_RESPONSE_LEVELS} BART takes; drop it from the responses")
     if len(set(order)) < len(order):
         raise InputError("responses list a column twice")
     return order
@@ -474,7 +473,7 @@ class CopulaSynthesizer:
         with np.load(path, allow_pickle=False) as f:
             meta = json.loads(str(f["meta"]))
             if meta.get("format") != FORMAT:
-                raise InputError(f"'{path}' is not a {FORMAT} file: write one with `mixsynth fit`")
+                raise InputError(f"'{Path(path).name}' is not a {FORMAT} file: write one with `mixsynth fit`")
             arrays = {k: f[k] for k in f.files if k != "meta"}
         self = cls(TableSpec.from_dict(meta["spec"]), SamplerSettings.from_dict(meta["settings"]),
                    meta["method"], meta["seed"])

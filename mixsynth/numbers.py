@@ -50,7 +50,6 @@ def detect_numbers(s: pd.Series, decl_decimal: str | None = None) -> tuple[str, 
         both = ~np.isnan(a) & ~np.isnan(b)
         if (a[both] != b[both]).any():
             raise InputError(f"column '{s.name}' writes numbers with a comma that may group thousands or "
-                             f"mark decimals; declare `decimal: \".\"` or `decimal: \",\"` for it under "
-                             f"`columns:` in the spec")
+                             f"mark decimals; declare its `decimal:` (\".\" or \",\") in the spec")
         best = "."
     return best, read[best], n - counts[best]

@@ -63,7 +63,7 @@ import yaml
 from .guards import check_levels_not_unique
 from .dates import NATIVE, detect_date_format, from_days, is_datetime, to_days
 from .numbers import DECIMALS, FORMATS as NUMBER_FORMATS, detect_numbers, parse_numbers
-from .tableio import InputError
+from .tableio import InputError, did_you_mean
 
 KINDS = ("categorical", "binary", "ordinal", "count", "continuous", "date")
 ROLES = ("public", "quasi_identifier", "sensitive", "response", "none")
@@ -207,16 +207,16 @@ def load_spec(path) -> dict:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise InputError(f"cannot read spec file '{path}' ({exc.strerror or type(exc).__name__}); "
+        raise InputError(f"cannot read spec file '{path.name}' ({exc.strerror or type(exc).__name__}); "
                          f"check the path") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" near line {mark.line + 1}" if mark is not None else ""
-        raise InputError(f"spec file '{path}' is not valid YAML{where}; fix its syntax") from None
+        raise InputError(f"spec file '{path.name}' is not valid YAML{where}; fix its syntax") from None
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise InputError(f"spec file '{path}' must be a YAML mapping with sections such as "
+        raise InputError(f"spec file '{path.name}' must be a YAML mapping with sections such as "
                          f"`columns:` and `exclude:`")
     return raw
 
@@ -238,8 +238,8 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
                              f"so every column name is distinct")
     for name in [*excluded, *decls]:
         if name not in names:
-            raise InputError(f"the spec names column '{name}', which is not in the input; "
-                             f"available columns: {', '.join(names)}")
+            raise InputError(f"the spec names column '{name}', which is not in the input"
+                             f"{did_you_mean(name, names)}; fix the name in the spec")
     for name in excluded:
         if name in decls:
             raise InputError(f"column '{name}' is both excluded and configured under `columns`; "

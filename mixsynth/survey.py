@@ -94,5 +94,5 @@ def load_surveys(folder) -> list[Survey]:
     names = [s.name for s in surveys]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise InputError(f"survey name(s) {', '.join(twice)} configured twice in '{folder}'; rename one")
+        raise InputError(f"survey name(s) {', '.join(twice)} configured twice in '{folder.name}'; rename one")
     return sorted(surveys, key=lambda s: s.name)

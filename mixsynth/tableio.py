@@ -1,10 +1,12 @@
 """Reading and atomically writing tables (CSV, TSV, Parquet) chosen by file suffix.
 
-Errors never quote cell values: a failure is reported by file name and exception
-type only, and the original exception is not chained (its text may hold data).
+Errors never quote cell values: a failure is reported by the file's base name and the
+exception type only, and the original exception is not chained (its text may hold data).
+A message is one line of at most MAX_MESSAGE characters with one fix.
 """
 from __future__ import annotations
 
+import difflib
 import gzip
 import os
 import re
@@ -17,8 +19,17 @@ _SUFFIXES = {".csv": "csv", ".csv.gz": "csv", ".tsv": "tsv", ".tsv.gz": "tsv",
              ".parquet": "parquet", ".pq": "parquet"}
 
 
+MAX_MESSAGE = 200   # characters of an error message, with its column or file name
+
+
 class InputError(ValueError):
     """Bad input table or spec; the one-line message names the column or file and the fix."""
+
+
+def did_you_mean(name: str, choices) -> str:
+    """' (did you mean 'X'?)' for the choice closest to `name`, else ''."""
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _format(path: Path) -> str:
@@ -27,7 +38,7 @@ def _format(path: Path) -> str:
     for suffix, fmt in _SUFFIXES.items():
         if name.endswith(suffix):
             return fmt
-    raise InputError(f"cannot tell the format of '{path}'; use one of the suffixes "
+    raise InputError(f"cannot tell the format of '{path.name}'; use one of the suffixes "
                      f"{', '.join(_SUFFIXES)}")
 
 
@@ -49,7 +60,7 @@ def read_table(path) -> pd.DataFrame:
     path = Path(path)
     fmt = _format(path)
     if not path.is_file():
-        raise InputError(f"table file '{path}' does not exist; check the path")
+        raise InputError(f"table file '{path.name}' does not exist; check the path")
     try:
         if fmt == "parquet":
             frame = pd.read_parquet(path)
@@ -67,10 +78,10 @@ def read_table(path) -> pd.DataFrame:
     except InputError:
         raise
     except Exception as exc:  # parser messages can quote cells, so report the type only
-        raise InputError(f"cannot read table '{path}' ({type(exc).__name__}); "
+        raise InputError(f"cannot read table '{path.name}' ({type(exc).__name__}); "
                          f"check that it is a valid {fmt} file") from None
     if frame.shape[0] == 0 or frame.shape[1] == 0:
-        raise InputError(f"table '{path}' is empty ({frame.shape[0]} rows, "
+        raise InputError(f"table '{path.name}' is empty ({frame.shape[0]} rows, "
                          f"{frame.shape[1]} columns); supply a file with a header and data rows")
     return frame
 
@@ -94,8 +105,8 @@ def _delimiter(path: Path) -> str | None:
             counts[ch] += 1
     sep = max(counts, key=counts.get)
     if counts[sep] == 0:
-        raise InputError(f"table '{path}' has one column: its header has no comma, semicolon or tab; "
-                         f"save it with one of these delimiters")
+        raise InputError(f"table '{path.name}' has one column: its header has no comma, semicolon or "
+                         f"tab; save it with one of these delimiters")
     return sep
 
 
@@ -107,7 +118,7 @@ def _check_header(path: Path, sep: str) -> None:
     for name in names:
         if name in seen:
             raise InputError(f"column '{name}' appears {names.count(name)} times in the header of "
-                             f"'{path}'; rename the copies so every column name is distinct")
+                             f"'{path.name}'; rename the copies")
         seen.add(name)
 
 
@@ -116,13 +127,13 @@ def _parser_message(path: Path, text: str) -> str:
     fields = _FIELDS_ERROR.search(text)
     if fields:
         want, line, saw = fields.groups()
-        return (f"table '{path}': line {line} has {saw} fields where the header has {want}; "
-                f"fix that row (a delimiter inside a value needs quotes)")
+        return (f"table '{path.name}': line {line} has {saw} fields where the header has {want}; "
+                f"quote the delimiter inside a value of that row")
     quote = _QUOTE_ERROR.search(text)
     if quote:
-        return (f"table '{path}': a quote opened on line {int(quote.group(1)) + 1} is never closed; "
-                f"close it or remove it")
-    return f"cannot read table '{path}' (ParserError); check that it is a valid delimited text file"
+        return (f"table '{path.name}': a quote opened on line {int(quote.group(1)) + 1} is never closed; "
+                f"close it")
+    return f"cannot read table '{path.name}' (ParserError); check that it is a valid delimited text file"
 
 
 def write_table(frame: pd.DataFrame, path) -> None:
@@ -145,6 +156,6 @@ def write_table(frame: pd.DataFrame, path) -> None:
     except Exception as exc:  # writer messages can quote cells, so report the type only
         tmp.unlink(missing_ok=True)
         detail = f": {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else ""
-        raise InputError(f"cannot write table '{path}' ({type(exc).__name__}{detail}); "
-                         f"check the directory exists and is writable and the columns hold "
-                         f"plain numbers or strings") from None
+        fix = ("check that its folder exists and is writable" if isinstance(exc, OSError)
+               else "keep plain numbers or strings in its columns")
+        raise InputError(f"cannot write table '{path.name}' ({type(exc).__name__}{detail}); {fix}") from None

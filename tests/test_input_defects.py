@@ -53,10 +53,13 @@ def assert_no_secret(tmp_path, *texts, inputs=()):
 
 
 def assert_refused(tmp_path, status, out, err, *needles):
-    """Exit status 2, one line on stderr holding every needle, no output written."""
+    """Exit status 2, one line on stderr of at most 200 characters after the prefix, holding
+    every needle and no folder of the run (files by base name), no output written."""
     assert status == 2
     line = err.strip()
     assert line.startswith("mixsynth: error:") and "\n" not in line and "Traceback" not in line
+    assert len(line.removeprefix("mixsynth: error: ")) <= 200, line
+    assert str(tmp_path) not in line
     for needle in needles:
         assert needle in line, line
     assert not (tmp_path / "out").exists()
@@ -122,7 +125,7 @@ def test_ambiguous_commas_are_refused_naming_the_column_and_the_fix(tmp_path, ca
     real = mixed_table()
     real.assign(income=(real["income"].round() + 1000).astype(int).map("{:,}".format)).to_csv(path, index=False)
     status, out, err = run(tmp_path, capsys, path)
-    assert_refused(tmp_path, status, out, err, "column 'income'", "decimal: \".\"")
+    assert_refused(tmp_path, status, out, err, "column 'income'", "`decimal:`")
     spec = tmp_path / "spec.yaml"
     spec.write_text('columns:\n  income: {decimal: "."}\n')
     status, out, err = run(tmp_path, capsys, path, "--spec", str(spec))

@@ -106,7 +106,7 @@ def test_sixty_levels_work():
 
 
 @pytest.mark.parametrize("raw, column, match", [
-    ({"columns": {"Nope": {"kind": "count"}}}, "Nope", "available columns: ID, City"),
+    ({"columns": {"Nope": {"kind": "count"}}}, "Nope", "fix the name in the spec"),
     ({"exclude": ["Ghost"]}, "Ghost", "not in the input"),
     ({"columns": {"Weeks": {"kind": "count", "colour": "red"}}}, "Weeks", "unknown key 'colour'"),
     ({"columns": {"Weeks": {"kind": "discrete"}}}, "Weeks", "unknown kind"),

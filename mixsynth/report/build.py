@@ -58,7 +58,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from ..schema import TableSpec, model_view
-from ..tableio import InputError
+from ..tableio import InputError, did_you_mean
 from . import analyses, fidelity, risk
 from .measures import HEADLINE_MEASURES
 from .anonymeter import ENV as ANONYMETER_ENV, anonymeter_python, anonymeter_risks
@@ -204,8 +204,8 @@ def report_section(spec: TableSpec) -> dict:
 
     def column(name, where):
         if not isinstance(name, str) or name not in names:
-            raise InputError(f"report.{where}: '{name}' is not a modelled column; "
-                             f"available columns: {', '.join(names)}")
+            raise InputError(f"report.{where}: '{name}' is not a modelled column"
+                             f"{did_you_mean(name, names)}; fix the name in the spec")
         return name
 
     def entries(key, required, allowed):
