@@ -3,7 +3,7 @@
 ``synthesis_record`` assembles one JSON-ready dict (schema ``mixsynth-record/1``): the
 input's fingerprint (a digest, never data), the spec as written, the modelled columns'
 kinds and roles (never their levels), how the input was read (text parsed as numbers,
-rare levels merged into ``other`` or, in number columns, moved to the nearest kept value;
+rare levels merged into ``other`` or, in number columns, suppressed (read as blank);
 constant columns, number columns too rare to release and so written blank: names and
 counts only), the method settings, every seed, the package versions, the convergence diagnostics, the report, the release thresholds, the
 expectation outcomes, the decision and its limitations. It holds no time stamp, so the

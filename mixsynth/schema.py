@@ -35,7 +35,7 @@ by `infer_spec` with this rule:
    Levels of a categorical or binary column held by fewer than `infer.min_level_rows`
    rows (default 5; 0 turns it off) never reach a synthetic file: text levels are merged
    into one level `other` (into the existing level of that name if there is one); a number
-   column stays numbers, its rare values moved to the nearest value held by that many rows.
+   column stays numbers, its rare values suppressed (read as blank, as local suppression).
    A number column with fewer than two such values is left out of the model: written back
    as its one value when that fills every row, else released blank (so is a count or
    continuous column with fewer than `min_level_rows` values). Declared `levels:` are kept
@@ -164,8 +164,8 @@ class TableSpec:
 
     @property
     def recoded(self) -> list[str]:
-        """Modelled columns whose rare levels were merged into `other` (text) or moved to the
-        nearest level kept (numbers)."""
+        """Modelled columns whose rare levels were merged into `other` (text) or suppressed
+        (numbers)."""
         return [col.name for col in self.columns if col.merged]
 
     @property
@@ -284,14 +284,14 @@ def to_codes(frame: pd.DataFrame, spec: TableSpec) -> dict[str, np.ndarray]:
     out = {}
     for col in spec.columns:
         s = frame[col.name]
-        present = s.notna().to_numpy()
+        present = s.notna().to_numpy().copy()
         if col.kind in LEVEL_KINDS:
             idx = pd.Index(col.levels, dtype=object).get_indexer(s[present].to_numpy(dtype=object))
             if col.merged and OTHER in col.levels:
                 idx[idx < 0] = col.levels.index(OTHER)
-            elif col.merged and (idx < 0).any():
-                idx[idx < 0] = nearest_levels(_numbers_or_fail(col, s[present].to_numpy(dtype=object)[idx < 0]),
-                                              col.levels)
+            elif col.merged:   # a number column's rare values are suppressed
+                present[present] = idx >= 0
+                idx = idx[idx >= 0]
             if (idx < 0).any():
                 raise InputError(f"column '{col.name}' has {int((idx < 0).sum())} values that are not "
                                  f"among its {len(col.levels)} levels; rebuild the spec from this table")
@@ -325,27 +325,14 @@ def model_view(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
             continue
         if col.kind == "date" or col.decimal:
             out[col.name] = column_numbers(frame[col.name], col)
-        elif col.merged and OTHER not in col.levels:   # numbers: rare values as their nearest level
+        elif col.merged and OTHER not in col.levels:   # numbers: rare values suppressed
             s = frame[col.name]
-            present = s.notna().to_numpy()
-            x = _numbers_or_fail(col, s[present].to_numpy(dtype=object))
-            moved = np.asarray(col.levels, dtype=np.float64)[nearest_levels(x, col.levels)]
-            out[col.name] = s.astype(object)
-            out.loc[present, col.name] = np.where(np.isin(x, np.asarray(col.levels, dtype=np.float64)), x, moved)
+            out[col.name] = s.where(s.isin(col.levels))
         elif col.merged:
             keys = {_level_key(v): v for v in col.levels}
             s = frame[col.name].astype(object)
             out[col.name] = s.map(lambda v: v if pd.isna(v) else keys.get(_level_key(v), OTHER)).astype(object)
     return out
-
-
-def _numbers_or_fail(col: ColumnSpec, values: np.ndarray) -> np.ndarray:
-    """(m,) float64 of a numeric level column's cells; InputError when a cell is not a number."""
-    try:
-        return values.astype(np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"column '{col.name}' holds text where its spec has numbers; rebuild the spec "
-                         f"from this table") from None
 
 
 def _level_key(v):
@@ -451,13 +438,18 @@ def _infer_column(s: pd.Series, decl: dict, opts: dict, notes: list[str] | None 
         if unordered and declared is None:   # a declared categorical is the user's choice
             check_levels_not_unique(name, len(levels), len(observed), numeric)
         merged, least = 0, opts["min_level_rows"]
-        if kind in ("categorical", "binary") and "levels" not in decl and numeric:   # numeric codes
-            levels, merged = _coarsen_rare(observed, levels, least)
-            if len(levels) < 2:
-                return _unreleasable(s, levels, least, notes)
+        if kind in ("categorical", "binary") and "levels" not in decl and numeric:   # numbers
+            kept = _common_levels(observed, levels, least)
+            if len(kept) < 2:
+                return _unreleasable(s, kept, least, notes)
+            if declared is None and len(kept) == 2:   # two values left: a binary (one latent)
+                kind, unordered = "binary", False
+            merged = len(levels) - len(kept)
             if merged:
-                notes.append(f"column '{name}': {merged} value(s) held by fewer than {least} rows moved to the "
-                             f"nearest value held by {least} or more")
+                cells = int((~observed.isin(kept)).sum())
+                notes.append(f"column '{name}': {merged} value(s) held by fewer than {least} rows "
+                             f"suppressed ({cells} cell(s) read as blank)")
+            levels = kept
         elif kind in ("categorical", "binary") and "levels" not in decl:   # text
             levels, merged = _merge_rare(observed, levels, least)
             if merged:
@@ -545,21 +537,11 @@ def _merge_rare(observed: pd.Series, levels: list, min_rows: int) -> tuple[list,
     return (kept if OTHER in kept else [*kept, OTHER]), len(rare)
 
 
-def _coarsen_rare(observed: pd.Series, levels: list, min_rows: int) -> tuple[list, int]:
-    """(the numeric levels held by at least `min_rows` rows, how many were not).
-
-    A number column keeps numbers: the values of the rare levels are moved to the nearest
-    level kept at `to_codes` (`nearest_levels`), never to the text level OTHER.
-    """
+def _common_levels(observed: pd.Series, levels: list, min_rows: int) -> list:
+    """The levels of a number column held by at least `min_rows` rows. The others are
+    suppressed (read as blank by `to_codes`), so the column keeps numbers, never OTHER."""
     counts = observed.astype(object).value_counts()
-    kept = [v for v in levels if counts.get(v, 0) >= min_rows]
-    return kept, len(levels) - len(kept)
-
-
-def nearest_levels(x: np.ndarray, levels: tuple) -> np.ndarray:
-    """(m,) index of the numeric level nearest each of the values `x` (m,), the lower on a tie."""
-    grid = np.asarray(levels, dtype=np.float64)
-    return np.abs(np.asarray(x, dtype=np.float64)[:, None] - grid[None, :]).argmin(axis=1)
+    return [v for v in levels if counts.get(v, 0) >= min_rows]
 
 
 def _unreleasable(s: pd.Series, kept: list, min_rows: int, notes: list[str]) -> dict:

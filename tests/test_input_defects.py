@@ -226,8 +226,8 @@ def test_a_level_held_by_one_row_never_reaches_the_output(tmp_path, capsys):
 
 def test_a_numeric_code_held_by_one_row_never_reaches_the_output(tmp_path, capsys):
     """A categorical of integer codes (a race code 7 held by one respondent): the code is
-    moved to the nearest code held by 5 or more rows, so it is never written and the
-    column stays a number column (issue 36)."""
+    suppressed (read as blank), so it is never written and the column stays a number
+    column (issue 36)."""
     path = tmp_path / "real.csv"
     real = mixed_table()
     real["race"] = np.random.default_rng(3).choice([1, 2, 5], len(real), p=[0.6, 0.3, 0.1])
@@ -237,10 +237,11 @@ def test_a_numeric_code_held_by_one_row_never_reaches_the_output(tmp_path, capsy
     spec.write_text("columns:\n  race: {kind: categorical}\n")
     status, out, err = run(tmp_path, capsys, path, "--spec", str(spec), "--rows", "3000")
     assert status == 0, err
-    assert "input: column 'race': 1 value(s) held by fewer than 5 rows moved to the nearest value held by 5 or more" in out
+    assert "input: column 'race': 1 value(s) held by fewer than 5 rows suppressed (1 cell(s) read as blank)" in out
     syn = pd.read_csv(tmp_path / "out" / "syn.csv")
-    assert syn["race"].dtype == np.int64
-    assert set(syn["race"]) <= {1, 2, 5} and (syn["race"] == 5).mean() > 0.05
+    assert pd.api.types.is_numeric_dtype(syn["race"])
+    assert set(syn["race"].dropna()) <= {1, 2, 5} and (syn["race"] == 5).mean() > 0.05
+    assert syn["race"].isna().mean() < 0.02            # one blank cell in 300 real rows
 
 
 def test_a_sparse_number_column_stays_numbers_or_blank(tmp_path, capsys):
@@ -323,15 +324,16 @@ def test_report_runs_without_a_spec_and_says_what_a_spec_adds(tmp_path, capsys):
     assert_no_secret(tmp_path, printed.out, printed.err, inputs=(real_path,))
 
 
-def test_report_sees_rare_numeric_codes_as_their_nearest_level():
-    """A numeric coded categorical with a rare code: the report's view of the real file
-    moves the code where the model moved it, so real and synthetic files meet level for level."""
+def test_report_sees_rare_numeric_codes_suppressed():
+    """A numeric coded categorical with a rare code: the model and the report's view of the
+    real file both read it as blank, so real and synthetic files meet level for level."""
     from mixsynth.schema import model_view, to_codes
 
     real = pd.DataFrame({"status": [2.0] * 40 + [3.0] * 30 + [8.0], "x": np.arange(71.0)})
     spec = infer_spec(real, {"columns": {"status": {"kind": "categorical"}}})
     assert spec.column("status").levels == (2.0, 3.0) and spec.recoded == ["status"]
-    assert to_codes(real, spec)["status"].tolist() == [0.0] * 40 + [1.0] * 31
-    assert model_view(real, spec)["status"].tolist() == [2.0] * 40 + [3.0] * 31
+    assert np.array_equal(to_codes(real, spec)["status"], [0.0] * 40 + [1.0] * 30 + [np.nan], equal_nan=True)
+    seen = model_view(real, spec)["status"]
+    assert seen.iloc[:70].tolist() == [2.0] * 40 + [3.0] * 30 and pd.isna(seen.iloc[70])
     synthetic = pd.DataFrame({"status": [2.0] * 30 + [3.0] * 41, "x": np.arange(71.0)})
     assert model_view(synthetic, spec)["status"].tolist() == [2.0] * 30 + [3.0] * 41
