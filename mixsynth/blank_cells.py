@@ -151,7 +151,7 @@ def _draw_patterns(Zt, Zc, S, alpha, psi, perm, blank, rows, rows_ptr, side, sid
         V = np.linalg.cholesky(0.5 * (O_BA + O_BA.T))
         E = normals[u:u + a * b].copy().reshape(a, b)
         u += a * b
-        Beta = _upper_solve(L[:a, :a], np.ascontiguousarray(L[a:, :a].T) + E @ V.T)   # L_AA^-T (...)
+        Beta = upper_solve(L[:a, :a], np.ascontiguousarray(L[a:, :a].T) + E @ V.T)   # L_AA^-T (...)
         XR = np.empty((a, R.size))
         for i in range(a):
             for k in range(R.size):
@@ -193,7 +193,7 @@ def _lower_inverse(G):
 
 
 @nb.njit(cache=True)
-def _upper_solve(L, Y):
+def upper_solve(L, Y):
     """X with L' X = Y for lower-triangular L (a, a) and Y (a, b), by back substitution."""
     a, b = Y.shape
     X = np.empty((a, b))
@@ -209,8 +209,20 @@ def _upper_solve(L, Y):
 def _inverse_wishart(df: float, scale: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One draw of IW(df, scale), (q, q), by Bartlett's decomposition of its inverse."""
     q = scale.shape[0]
-    bartlett = np.tril(rng.standard_normal((q, q)), -1)
-    bartlett[np.diag_indices(q)] = np.sqrt(rng.chisquare(df - np.arange(q)))
+    return inverse_wishart_from(scale, rng.standard_normal((q, q)), rng.chisquare(df - np.arange(q)))
+
+
+@nb.njit(cache=True)
+def inverse_wishart_from(scale, normals, chis):
+    """IW(df, scale) from its random parts: the Bartlett factor B (q, q) with ``normals``
+    below the diagonal (those above are unused) and sqrt(``chis``) on it (chi-squares of
+    df - i degrees of freedom): inv(L B B' L') with L L' = inv(scale), symmetrized."""
+    q = scale.shape[0]
+    bartlett = np.zeros((q, q))
+    for i in range(q):
+        bartlett[i, i] = np.sqrt(chis[i])
+        for j in range(i):
+            bartlett[i, j] = normals[i, j]
     factor = np.linalg.cholesky(np.linalg.inv(0.5 * (scale + scale.T))) @ bartlett
     out = np.linalg.inv(factor @ factor.T)
     return 0.5 * (out + out.T)

@@ -93,6 +93,18 @@ class Constraints:
         """Each set of latent columns blank in exactly the same rows (blank_cells.py)."""
         return blank_patterns(self.missing, self.missing_ptr, self.n_rows)
 
+    @cached_property
+    def two_groups(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(j, rows of the lower tie group, rows of the upper) of every rank column with two
+        tie groups: a binary or a blank indicator (binary_rows.py)."""
+        out = []
+        for j in np.flatnonzero(self.kind == RANK):
+            starts = self.groups[self.group_ptr[j]:self.group_ptr[j + 1]]
+            if starts.size == 3:
+                rows = self.order[self.order_ptr[j]:self.order_ptr[j + 1]]
+                out.append((int(j), rows[:starts[1]], rows[starts[1]:]))
+        return out
+
     @property
     def kernel_args(self) -> tuple:
         """The arrays every latent kernel takes after its own, in order."""

@@ -70,3 +70,62 @@ def test_the_move_keeps_an_exact_posterior_draw_exact(monkeypatch, hessian_rows,
     diff = moved - exact   # paired: each replication's draw before and after its moves
     assert np.all(np.abs(diff.mean(axis=0)) < 4 * diff.std(axis=0) / np.sqrt(reps)), (moved.mean(0), exact.mean(0))
 
+
+
+def test_log_ndtr_is_scipys_in_both_tails():
+    from scipy.special import log_ndtr
+
+    x = np.r_[-60.0, -35.0, -20.5, -20.0, -19.5, -8.0, -1.0, 0.0, 2.5, 6.0, 6.5, 12.0, 40.0]
+    ours = np.array([binary_rows.log_ndtr(v) for v in x])
+    assert np.allclose(ours, log_ndtr(x), rtol=1e-13, atol=1e-300)
+
+
+def test_probit_terms_are_the_probits_log_posterior_gradient_and_curvature():
+    """The compiled terms against the formulas written with numpy and scipy: sum log Phi(u) -
+    prior theta^2 / 2, its gradient, and the weighted curvature over the chosen rows; the
+    gradient is also the finite difference of the log posterior."""
+    from scipy.special import log_ndtr
+
+    rng = np.random.default_rng(4)
+    p, n, j = 6, 80, 2
+    Zt = rng.standard_normal((p, n))
+    alpha = rng.standard_normal(p)
+    sign = rng.choice([-1.0, 0.0, 1.0], n, p=[0.8, 0.05, 0.15])
+    rows = np.sort(rng.choice(n, 30, replace=False))
+    weight = rng.uniform(1.0, 3.0, rows.size)
+    prior = np.full(p, 2.0)
+    prior[j] = 0.0
+    At = Zt[:, rows] - alpha[:, None]
+    At[j] = -1.0
+    theta = rng.standard_normal(p)
+
+    def log_post(t):
+        coef = t.copy()
+        coef[j] = 0.0
+        u = sign * (coef @ Zt - coef @ alpha - t[j])
+        return log_ndtr(u[sign != 0]).sum() - 0.5 * prior @ (t * t), u
+
+    lp, grad, H = binary_rows.probit_terms(theta, j, Zt, alpha, sign, rows, weight, np.ascontiguousarray(At), prior)
+    want, u = log_post(theta)
+    mills = np.where(sign != 0, np.exp(-0.5 * u * u - log_ndtr(u)) / np.sqrt(2 * np.pi), 0.0)
+    v = sign * mills
+    g = Zt @ v - alpha * v.sum()
+    g[j] = -v.sum()
+    g -= prior * theta
+    h = (At * (weight * mills[rows] * (mills[rows] + u[rows]))) @ At.T + np.diag(prior)
+    assert np.isclose(lp, want, rtol=1e-12) and np.allclose(grad, g, rtol=1e-10) and np.allclose(H, h, rtol=1e-10)
+    step = 1e-6 * np.eye(p)
+    fd = np.array([(log_post(theta + e)[0] - log_post(theta - e)[0]) / 2e-6 for e in step])
+    assert np.allclose(grad, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_newton_step_is_the_cholesky_and_the_solve():
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((7, 7))
+    H = a @ a.T + 0.1 * np.eye(7)
+    grad = rng.standard_normal(7)
+    chol, step = np.empty_like(H), grad.copy()
+    assert binary_rows.newton_step(H, step, 1.2, chol)
+    assert np.allclose(chol, np.linalg.cholesky(H / 1.2), rtol=1e-12) and np.allclose(step, np.linalg.solve(H, grad))
+    H[3, 3] = -1.0
+    assert not binary_rows.newton_step(H, grad.copy(), 1.2, chol)

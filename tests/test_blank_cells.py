@@ -66,3 +66,21 @@ def test_with_no_blanks_it_is_the_conjugate_draw():
     draws = np.array([np.linalg.inv(draw_omega(Zt, alpha, blank_patterns(np.zeros(0, np.int64), np.zeros(4, np.int64), 20), 5.0, 1.5, rng)) for _ in range(3000)])
     expected = 25.0 * np.linalg.inv(1.5 * np.eye(3) + Zt @ Zt.T)
     assert np.all(np.abs(draws.mean(axis=0) - expected) < 4 * draws.std(axis=0) / np.sqrt(3000))
+
+
+def test_the_compiled_inverse_wishart_is_bartletts_construction():
+    """The draw from its random parts equals the numpy construction, and its mean over
+    draws is scale / (df - q - 1)."""
+    from mixsynth.blank_cells import _inverse_wishart, inverse_wishart_from
+
+    rng = np.random.default_rng(3)
+    q, df = 4, 12.0
+    a = rng.standard_normal((q, q))
+    scale = a @ a.T + np.eye(q)
+    normals, chis = rng.standard_normal((q, q)), rng.chisquare(df - np.arange(q))
+    bartlett = np.tril(normals, -1)
+    bartlett[np.diag_indices(q)] = np.sqrt(chis)
+    factor = np.linalg.cholesky(np.linalg.inv(scale)) @ bartlett
+    assert np.allclose(inverse_wishart_from(scale, normals, chis), np.linalg.inv(factor @ factor.T), rtol=1e-10)
+    mean = np.mean([_inverse_wishart(df, scale, rng) for _ in range(20000)], axis=0)
+    assert np.allclose(mean, scale / (df - q - 1), rtol=0.05, atol=0.02)
