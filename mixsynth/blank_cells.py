@@ -98,14 +98,31 @@ def draw_omega(Zt: np.ndarray, alpha: np.ndarray, patterns: BlankPatterns, nu: f
     chis = rng.chisquare(np.concatenate([nu + n - r[t] - np.arange(b[t]) for t in range(patterns.size)]))
     Beta, O_BA = _draw_patterns(Zt, Zc, S, alpha, psi, patterns.perm, patterns.blank, patterns.rows,
                                 patterns.rows_ptr, patterns.side, patterns.side_ptr, patterns.subtract, normals, chis)
-    A, B = patterns.perm[-1, :p - b[-1]], patterns.perm[-1, p - b[-1]:]
-    O_AA = _inverse_wishart(nu - B.size + n, psi * np.eye(A.size) + S[np.ix_(A, A)], rng)
+    order = patterns.perm[-1]
+    a = p - b[-1]
+    S_AA = S[order[:a]][:, order[:a]]
+    O_AA = _inverse_wishart(nu - b[-1] + n, psi * np.eye(a) + S_AA, rng)
+    return _assemble(O_AA, Beta, O_BA, order)
+
+
+@nb.njit(cache=True)
+def _assemble(O_AA, Beta, O_BA, order):
+    """Omega (p, p) from its blocks in pattern order (A: the first a of ``order``, B the
+    rest): Omega_AA, Omega_AB = Omega_AA Beta, Omega_BB = Omega_B.A + Beta' Omega_AA Beta;
+    symmetrized."""
+    a, p = O_AA.shape[0], order.size
+    AB = O_AA @ Beta
+    BB = O_BA + Beta.T @ AB
+    block = np.empty((p, p))
+    block[:a, :a] = O_AA
+    block[:a, a:] = AB
+    block[a:, :a] = AB.T
+    block[a:, a:] = BB
     Omega = np.empty((p, p))
-    Omega[np.ix_(A, A)] = O_AA
-    Omega[np.ix_(A, B)] = O_AA @ Beta
-    Omega[np.ix_(B, A)] = Omega[np.ix_(A, B)].T
-    Omega[np.ix_(B, B)] = O_BA + Beta.T @ O_AA @ Beta
-    return 0.5 * (Omega + Omega.T)
+    for i in range(p):
+        for k in range(p):
+            Omega[order[i], order[k]] = 0.5 * (block[i, k] + block[k, i])
+    return Omega
 
 
 @nb.njit(cache=True)

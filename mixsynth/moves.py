@@ -25,8 +25,10 @@ are rescaled by a factor drawn from its conditional, which only the priors shape
 Every function updates the ChainState in place; random numbers come from the generators
 passed in, so a chain is reproducible from its seeds.
 """
+import math
 from dataclasses import dataclass
 
+import numba as nb
 import numpy as np
 
 from .binary_rows import move_binary_rows
@@ -190,18 +192,26 @@ def gig_move(p: np.ndarray, psi: np.ndarray, chi: np.ndarray, rng: np.random.Gen
     u^(p-1) exp(-(psi u + chi / u) / 2), from the current value u = 1 (the move is relative:
     u = 1 leaves the column as it is). In v = log u the target is log-concave; the proposal is
     normal at its mode with 1.5 times the inverse curvature, so nearly every step is taken."""
-    psi = np.maximum(psi, 1e-12)
-    r = np.sqrt(p * p + psi * chi)
-    mode = np.log(np.where(p > 0, (p + r) / psi, chi / (r - p)))
-    sd = np.sqrt(1.5 / (0.5 * (psi * np.exp(mode) + chi * np.exp(-mode))))
+    return _gig_steps(p, psi, chi, rng.standard_normal(p.size), rng.uniform(size=p.size))
 
-    def log_ratio(v):   # log target minus log proposal, up to a constant
-        return p * v - 0.5 * (psi * np.exp(v) + chi * np.exp(-v)) + 0.5 * ((v - mode) / sd) ** 2
 
-    prop = mode + sd * rng.standard_normal(p.size)
-    with np.errstate(over="ignore"):   # a far-out proposal has log target -inf: refused
-        accept = np.log(rng.uniform(size=p.size)) < log_ratio(prop) - log_ratio(np.zeros(p.size))
-    return np.exp(np.where(accept, prop, 0.0))
+@nb.njit(cache=True)
+def _gig_steps(p, psi, chi, normals, uniforms):
+    """gig_move given its random parts: a standard normal and a uniform per entry."""
+    out = np.ones(p.size)
+    for t in range(p.size):
+        a, c = p[t], chi[t]
+        b = max(psi[t], 1e-12)
+        r = math.sqrt(a * a + b * c)
+        mode = math.log((a + r) / b) if a > 0 else math.log(c / (r - a))
+        sd = math.sqrt(1.5 / (0.5 * (b * math.exp(mode) + c * math.exp(-mode))))
+        prop = mode + sd * normals[t]
+        # log target minus log proposal, up to a constant; a far-out proposal gives -inf: refused
+        there = a * prop - 0.5 * (b * math.exp(prop) + c * math.exp(-prop)) + 0.5 * ((prop - mode) / sd) ** 2
+        here = -0.5 * (b + c) + 0.5 * (mode / sd) ** 2
+        if math.log(uniforms[t]) < there - here:
+            out[t] = math.exp(prop)
+    return out
 
 
 def _sym(a: np.ndarray) -> np.ndarray:

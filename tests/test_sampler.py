@@ -145,3 +145,30 @@ def test_a_chain_that_has_not_mixed_runs_on_to_the_full_length(monkeypatch, gaus
     fixed = _fit(gaussian_table, SamplerSettings(sweeps=3200, burn_in=1600, thin=4, chains=2, factors=1,
                                                  until_converged=False))
     assert np.array_equal(model.draws_["Lambda"], fixed.draws_["Lambda"])
+
+
+def test_the_compiled_gig_step_is_the_metropolis_hastings_step_written_in_numpy():
+    """_gig_steps against the independence step written with numpy, on the same random
+    parts, over shapes on both sides of p = 0 and a proposal far enough out to overflow."""
+    from mixsynth.moves import _gig_steps
+
+    rng = np.random.default_rng(2)
+    m = 400
+    p = rng.uniform(-30.0, 30.0, m)
+    psi, chi = rng.exponential(5.0, m), rng.exponential(5.0, m)
+    normals, uniforms = rng.standard_normal(m), rng.uniform(size=m)
+    normals[:3] = [400.0, -400.0, 40.0]
+    psi_ = np.maximum(psi, 1e-12)
+    r = np.sqrt(p * p + psi_ * chi)
+    mode = np.log(np.where(p > 0, (p + r) / psi_, chi / (r - p)))
+    sd = np.sqrt(1.5 / (0.5 * (psi_ * np.exp(mode) + chi * np.exp(-mode))))
+
+    def log_ratio(v):
+        return p * v - 0.5 * (psi_ * np.exp(v) + chi * np.exp(-v)) + 0.5 * ((v - mode) / sd) ** 2
+
+    prop = mode + sd * normals
+    with np.errstate(over="ignore"):
+        accept = np.log(uniforms) < log_ratio(prop) - log_ratio(np.zeros(m))
+    want = np.exp(np.where(accept, prop, 0.0))
+    got = _gig_steps(p, psi, chi, normals, uniforms)
+    assert np.allclose(got, want, rtol=1e-12) and 0.3 * m < accept.sum() < m
