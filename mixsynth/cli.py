@@ -2,10 +2,12 @@
 
 Settings come from the defaults, then the spec's ``sampler:`` and ``synthesis:`` sections,
 then the flags. Errors print one line and exit with status 2; messages from bad input name
-the column and the fix, never a data value.
+the column and the fix, never a data value. SIGTERM and SIGINT stop a command: its worker
+processes end, no file is left half-written, and it exits with 128 + the signal's number.
 """
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -19,6 +21,7 @@ from .sampler import SamplerSettings
 from .schema import infer_spec, load_spec
 from .settings import method_settings
 from .tableio import InputError, read_table, write_table
+from .workers import Stopped, stop_on_signals
 
 SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors")
 MAX_NOTES = 10   # input notes printed by the command line
@@ -28,7 +31,13 @@ DATASETS = ("ncbirths", "cps1988", "nhefs", "kdd-census", "paper-layout", "paper
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
-        args.run(args)
+        with stop_on_signals():
+            args.run(args)
+    except (Stopped, KeyboardInterrupt) as exc:   # workers are ended and half-written files removed on the way
+        signum = exc.signum if isinstance(exc, Stopped) else signal.SIGINT
+        print(f"mixsynth: stopped by {signal.Signals(signum).name} during '{args.command}': its workers "
+              "have ended and no file is half-written", file=sys.stderr)
+        return 128 + signum
     except InputError as exc:
         print(f"mixsynth: error: {exc}", file=sys.stderr)
         return 2

@@ -7,10 +7,8 @@ and combinations, so a saved model is confidential: keep it in the confidential 
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from importlib.metadata import version
-from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +27,7 @@ from .rules import check_rules, rules_hold
 from .screen import MAX_RESPONSE_LEVELS, ResponseScreen, regression_outcomes, screen_responses
 from .responses import BartSettings, CategoricalResponse, Design, ResponseModel, Rows, fit_any, response_from_state
 from .synthesis import CategoricalJoint, Draw, latent_rows, uniforms
+from .workers import process_pool
 
 FORMAT = "mixsynth-model/1"
 MAX_REDRAWS = 20  # rounds of replacement rows for rows breaking an edit rule or copying a real row
@@ -231,7 +230,7 @@ class CopulaSynthesizer:
         workers = min(len(jobs), workers or os.cpu_count() or 1)
         if workers < 2 or n * len(jobs) < PARALLEL_RESPONSE_ROWS:
             return [fit_any(*job) for job in jobs]
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        with process_pool(workers) as pool:
             return list(pool.map(fit_any, *zip(*jobs)))
 
     def response_summary(self) -> dict:
@@ -463,9 +462,13 @@ class CopulaSynthesizer:
                 arrays[f"marginal/{name}/{key}"] = arr
         path = Path(path)
         tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as fh:
-            np.savez_compressed(fh, meta=np.array(json.dumps(meta)), **arrays)
-        tmp.replace(path)
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez_compressed(fh, meta=np.array(json.dumps(meta)), **arrays)
+            tmp.replace(path)
+        except BaseException:   # a stop or an error mid-write leaves no half-written file
+            tmp.unlink(missing_ok=True)
+            raise
 
     @classmethod
     def load(cls, path) -> "CopulaSynthesizer":

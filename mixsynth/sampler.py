@@ -5,7 +5,7 @@ The moves of a sweep are in moves.py: a full covariance when the latent columns 
 One chain runs in one process; ``run_chains`` spreads chains over processes.
 """
 import os
-from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures import wait
 from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
 
@@ -17,6 +17,7 @@ from .latent import LEVEL, Constraints, initial_latent
 from .moves import ChainState, Prior, factor_sweep, full_sweep
 from .tableio import InputError
 from .truncnorm import seed_streams
+from .workers import process_pool
 
 NOISE_STREAMS = 16  # blocks of rows for the factor draws; fixed so results do not depend on cores
 FULL_MAX_COLUMNS = 120  # latent columns up to which the copula gets a full covariance (k = p)
@@ -227,8 +228,7 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
         saved = {v: os.environ.get(v) for v in env}
         os.environ.update(env)
         try:
-            with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                     initargs=(counter, threads)) as pool:
+            with process_pool(workers, initializer=_init_worker, initargs=(counter, threads)) as pool:
                 futures = [pool.submit(_chain_in_worker, c, cons, k, settings, s, judged)
                            for c, s in enumerate(seeds)]
                 pending = set(futures)

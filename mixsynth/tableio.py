@@ -153,8 +153,10 @@ def write_table(frame: pd.DataFrame, path) -> None:
             frame.to_csv(tmp, sep="\t" if fmt == "tsv" else ",", index=False,
                          compression="gzip" if path.name.lower().endswith(".gz") else None)
         os.replace(tmp, path)
-    except Exception as exc:  # writer messages can quote cells, so report the type only
+    except BaseException as exc:  # writer messages can quote cells, so report the type only
         tmp.unlink(missing_ok=True)
+        if not isinstance(exc, Exception):   # a stop (Ctrl-C, SIGTERM) goes on as it is
+            raise
         detail = f": {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else ""
         fix = ("check that its folder exists and is writable" if isinstance(exc, OSError)
                else "keep plain numbers or strings in its columns")

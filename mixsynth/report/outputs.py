@@ -22,8 +22,12 @@ def write_report(out, report: dict, decision: dict | None) -> list[Path]:
     paths = []
     for name, text in texts.items():
         tmp = out / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out / name)
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(out / name)
+        except BaseException:   # a stop or an error mid-write leaves no half-written file
+            tmp.unlink(missing_ok=True)
+            raise
         paths.append(out / name)
     return paths
 
