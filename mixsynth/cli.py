@@ -21,6 +21,7 @@ from .sampler import SamplerSettings
 from .schema import infer_spec, load_spec
 from .settings import method_settings
 from .tableio import InputError, read_table, write_table
+from .checkpoint import CHECKPOINT_SECONDS, CheckpointFolder
 from .workers import Stopped, stop_on_signals
 
 SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors")
@@ -67,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="fit the copula to REAL and save the model")
     fit.add_argument("real", type=Path)
     fit.add_argument("--model", type=Path, required=True, help="model file to write (.npz)")
+    fit.add_argument("--resume", action="store_true",
+                     help="go on from the chains' checkpoints of a stopped fit with the same inputs "
+                          "(kept beside the model in MODEL.chains/ until the fit is complete)")
     _fit_options(fit)
     fit.set_defaults(run=_fit)
 
@@ -116,6 +120,9 @@ def _fit_options(p):
     p.add_argument("--chains", type=int)
     p.add_argument("--factors", type=int)
     p.add_argument("--method", choices=("rpl", "rl"), help="rpl (default) or the paper's RL baseline")
+    p.add_argument("--checkpoint-every", type=float, default=CHECKPOINT_SECONDS, dest="checkpoint_every",
+                   metavar="SECONDS", help="with --model, each chain saves its state (confidential) "
+                                           f"this often (default {CHECKPOINT_SECONDS:.0f})")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress (default: a bar on a terminal, else a plain line every few seconds)")
 
@@ -144,7 +151,9 @@ def _fitted(args) -> CopulaSynthesizer:
     bar = SweepProgress(settings.lengths, settings.chains, enabled=args.progress,
                         announce=_announce_fit)
     started = time.monotonic()
-    model = CopulaSynthesizer(spec, settings, method=method, seed=args.seed).fit(table, monitor=bar)
+    checkpoints = _checkpoints(args)
+    model = CopulaSynthesizer(spec, settings, method=method, seed=args.seed).fit(table, monitor=bar,
+                                                                                checkpoints=checkpoints)
     bar.close()
     conv = model.convergence_
     show = lambda x, fmt: "n/a" if x is None else format(x, fmt)
@@ -223,20 +232,41 @@ def _write_synthetic(model: CopulaSynthesizer, args, seed: int) -> None:
         print(f"  {path}")
 
 
+def _checkpoints(args) -> CheckpointFolder | None:
+    """The chains' checkpoints beside --model (MODEL.chains/); earlier ones are dropped
+    unless --resume asks to go on from them."""
+    if not args.model:
+        return None
+    folder = _checkpoint_folder(args)
+    if not getattr(args, "resume", False):
+        folder.remove()
+    elif not Path(folder.folder).is_dir():
+        print(f"resume: no checkpoints beside {args.model.name}: the chains start from sweep 0")
+    return folder
+
+
+def _checkpoint_folder(args) -> CheckpointFolder:
+    return CheckpointFolder(args.model.with_name(args.model.name + ".chains"), args.checkpoint_every)
+
+
+def _save_model(model: CopulaSynthesizer, args) -> None:
+    """The model file (confidential); the chains' checkpoints go once it is written."""
+    args.model.parent.mkdir(parents=True, exist_ok=True)
+    model.save(args.model)
+    _checkpoint_folder(args).remove()
+    print(f"model (confidential): {args.model}")
+
+
 def _synthesize(args):
     _check_output(args.out)
     model = _fitted(args)
     if args.model:
-        args.model.parent.mkdir(parents=True, exist_ok=True)
-        model.save(args.model)
-        print(f"model (confidential): {args.model}")
+        _save_model(model, args)
     _write_synthetic(model, args, args.seed)
 
 
 def _fit(args):
-    model = _fitted(args)
-    model.save(args.model)
-    print(f"model (confidential): {args.model}")
+    _save_model(_fitted(args), args)
 
 
 def _sample(args):

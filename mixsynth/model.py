@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .checkpoint import CheckpointFolder
 from .derived import Derivation, Refinement, find_derivations, find_refinements
 from .diagnostics import convergence, copula_correlation, judged_entries
 from .guards import check_layout
@@ -94,8 +95,9 @@ class CopulaSynthesizer:
         self.seed = seed
         self.workers = workers
 
-    def fit(self, frame: pd.DataFrame, monitor=None) -> "CopulaSynthesizer":
-        """Fit to ``frame``; ``monitor(done_per_chain)`` sees sampling progress.
+    def fit(self, frame: pd.DataFrame, monitor=None, checkpoints: CheckpointFolder | None = None) -> "CopulaSynthesizer":
+        """Fit to ``frame``; ``monitor(done_per_chain)`` sees sampling progress; with
+        ``checkpoints`` each chain saves its state there and resumes from it (checkpoint.py).
 
         The same as the staged fit ``fit_marginals``, ``run_chain`` for each chain (in
         parallel processes here), ``set_chains``, ``fit_responses``: both give the same model
@@ -108,7 +110,7 @@ class CopulaSynthesizer:
             monitor.before_sampling(self)
         t1 = time.perf_counter()
         self.set_chains(run_chains(cons, self.factors_, self.settings, self.seed, self.workers, monitor,
-                                   judged_entries(self.columns_)))
+                                   judged_entries(self.columns_), checkpoints))
         t2 = time.perf_counter()
         self.fit_responses(frame)
         self.stage_seconds_ = {"marginals": t1 - t0, "chains": t2 - t1, "responses": time.perf_counter() - t2}

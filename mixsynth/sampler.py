@@ -12,6 +12,7 @@ from multiprocessing import get_context
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from .checkpoint import Checkpoint, CheckpointFolder, chain_key
 from .diagnostics import Judged, chain_converged, every_entry
 from .latent import LEVEL, Constraints, initial_latent
 from .moves import ChainState, Prior, factor_sweep, full_sweep
@@ -144,13 +145,16 @@ def sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: Prior
 
 
 def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.random.SeedSequence,
-              progress=None, judged: Judged | None = None) -> dict[str, np.ndarray]:
+              progress=None, judged: Judged | None = None,
+              checkpoint: Checkpoint | None = None) -> dict[str, np.ndarray]:
     """Run one chain; return its kept draws: alpha (T, p), Lambda (T, p, k), sigma2 (T, p),
     and the sweeps it ran (a 0-d array).
 
     With ``settings.until_converged`` the chain stops after the first of ``settings.rounds()``
     whose draws pass ``chain_converged`` on the ``judged`` quantities of C (None: every
-    entry). ``progress(sweeps_done)`` is called every few sweeps when given.
+    entry). ``progress(sweeps_done)`` is called every few sweeps when given. With a
+    ``checkpoint``, the chain starts from the one saved for it, if any, and saves its state
+    there every ``checkpoint.every`` seconds: the draws are those of a chain never stopped.
     """
     rng_seed, stream_seed, noise_seed = seed.spawn(3)
     rng = np.random.default_rng(rng_seed)
@@ -163,10 +167,18 @@ def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.ran
     rounds = settings.rounds()
     if judged is None:
         judged = every_entry(p)
-    r, t = 0, 0
-    length, burn_in, thin = rounds[0]
+    r, t, start = 0, 0, 0
+    key = chain_key(seed, settings, k, cons) if checkpoint is not None else ""
+    saved = checkpoint.read(key) if checkpoint is not None else None
+    if saved is not None:
+        st = ChainState(**saved["state"])
+        rng.bit_generator.state = saved["rng"]
+        streams, noise_streams = saved["streams"]["latent"], saved["streams"]["noise"]
+        out.update(saved["out"])
+        start, r, t = saved["position"]["sweep"], saved["position"]["round"], saved["position"]["draw"]
+    length, burn_in, thin = rounds[r]
     with threadpool_limits(1, user_api="blas"):  # BLAS threads would fight numba's for cores
-        for it in range(settings.sweeps):
+        for it in range(start, settings.sweeps):
             sweep(st, cons, intercept, settings.prior, rng, streams, noise_streams)
             if it >= burn_in and (it - burn_in) % thin == 0:
                 out["alpha"][t], out["Lambda"][t], out["sigma2"][t] = st.alpha, st.Lambda, 1.0 / st.prec
@@ -180,6 +192,9 @@ def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.ran
             if it + 1 == length:   # not yet mixed: the next round's draws start here
                 r, t = r + 1, 0
                 length, burn_in, thin = rounds[r]
+            if checkpoint is not None and checkpoint.due():
+                checkpoint.write(key, {"sweep": it + 1, "round": r, "draw": t}, st, rng,
+                                 {"latent": streams, "noise": noise_streams}, out)
     out["sweeps"] = np.array(it + 1)
     return out
 
@@ -194,20 +209,23 @@ def _init_worker(counter, threads):
     numba.set_num_threads(threads)
 
 
-def _chain_in_worker(index, cons, k, settings, seed, judged):
+def _chain_in_worker(index, cons, k, settings, seed, judged, checkpoint):
     def progress(done):
         _COUNTER[index] = done
-    return run_chain(cons, k, settings, seed, progress, judged)
+    return run_chain(cons, k, settings, seed, progress, judged, checkpoint)
 
 
 def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
-               workers: int | None = None, monitor=None, judged: Judged | None = None) -> dict[str, np.ndarray]:
+               workers: int | None = None, monitor=None, judged: Judged | None = None,
+               checkpoints: CheckpointFolder | None = None) -> dict[str, np.ndarray]:
     """Run ``settings.chains`` chains, in parallel processes when ``workers`` > 1.
 
     Returns draws stacked over chains: alpha (C, T, p), Lambda (C, T, p, k), sigma2 (C, T, p),
     and sweeps (C,) each ran. ``monitor(done_per_chain: list[int])`` is called while chains
-    run; ``judged``: the quantities of C a chain's stopping check judges (run_chain).
+    run; ``judged``: the quantities of C a chain's stopping check judges (run_chain);
+    ``checkpoints``: where each chain saves its state and resumes from (run_chain).
     """
+    chain_checkpoint = (lambda c: checkpoints.chain(c)) if checkpoints is not None else (lambda c: None)
     seeds = np.random.SeedSequence(seed).spawn(settings.chains)
     cores = os.cpu_count() or 1
     workers = min(settings.chains, workers or cores)
@@ -219,7 +237,7 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
                 done[c] = d
                 if monitor:
                     monitor(done)
-            results.append(run_chain(cons, k, settings, s, progress, judged))
+            results.append(run_chain(cons, k, settings, s, progress, judged, chain_checkpoint(c)))
     else:
         ctx = get_context("spawn")
         counter = ctx.Array("l", settings.chains, lock=False)
@@ -229,7 +247,7 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
         os.environ.update(env)
         try:
             with process_pool(workers, initializer=_init_worker, initargs=(counter, threads)) as pool:
-                futures = [pool.submit(_chain_in_worker, c, cons, k, settings, s, judged)
+                futures = [pool.submit(_chain_in_worker, c, cons, k, settings, s, judged, chain_checkpoint(c))
                            for c, s in enumerate(seeds)]
                 pending = set(futures)
                 while pending:
