@@ -22,6 +22,7 @@ import dagster as dg
 import numpy as np
 
 from mixsynth import CopulaSynthesizer, InputError, infer_spec, read_table
+from mixsynth.checkpoint import CHECKPOINT_SECONDS, Checkpoint
 from mixsynth.landing import file_digest, wave_file
 from mixsynth.report.measures import RISK_MEASURES
 from mixsynth.sampler import SamplerSettings
@@ -39,7 +40,8 @@ CANDIDATE = ("candidate",)
 AFTER_RESPONSES = CANDIDATE
 AFTER_POSTERIOR = ("model.npz*", *AFTER_RESPONSES)     # a glob: the file and its temporary
 AFTER_CHAINS = ("model-copula.npz*", *AFTER_POSTERIOR)
-AFTER_MARGINALS = ("chain-*.npz", ".chain-*.tmp", *AFTER_CHAINS)   # draws and their temporaries
+CHECKPOINTS = "checkpoints"   # the chains' states (Z included), kept until the posterior is complete
+AFTER_MARGINALS = ("chain-*.npz", ".chain-*.tmp", CHECKPOINTS, *AFTER_CHAINS)   # draws and their temporaries
 AFTER_RAW = ("model-marginals.npz*", *AFTER_MARGINALS)
 
 
@@ -216,13 +218,18 @@ def chain_asset(s: SurveyStages, chain: int, upstream) -> dg.AssetsDefinition:
                     f"until its draws have mixed, checked after {', '.join(f'{x:,}' for x in lengths)} sweeps "
                     "(the first half of a run is burn-in)")
             context.log.info(f"chain {chain}: {plan} on {threads} thread(s)")
-            draws = model.run_chain(train, chain, progress=ChainProgress(context.log, chain, settings.sweeps))
+            checkpoint = Checkpoint(confidential.target(name, wave, f"{CHECKPOINTS}/chain-{chain}.npz"),
+                                    float(os.environ.get("MIXSYNTH_CHECKPOINT_SECONDS") or CHECKPOINT_SECONDS))
+            draws = model.run_chain(train, chain, ChainProgress(context.log, chain, settings.sweeps), checkpoint)
+            if checkpoint.resumed_at:
+                context.log.info(f"chain {chain}: went on from its checkpoint at sweep {checkpoint.resumed_at:,}")
             confidential.save_arrays(draws, name, wave, f"chain-{chain}.npz")
         seconds = time.monotonic() - started
         swept = int(draws["sweeps"])
         return dg.MaterializeResult(metadata={
             "chain": chain, "sweeps": swept, "burn_in": swept // 2 if len(lengths) > 1 else settings.burn_in,
             "kept_draws": settings.kept, "threads": threads, "seconds": number(seconds),
+            "resumed_from_sweep": checkpoint.resumed_at,
             "sweeps_per_second": number(swept / seconds) if seconds > 0 else None})
     return copula_chain
 
@@ -244,6 +251,7 @@ def posterior_asset(s: SurveyStages, chain_assets) -> dg.AssetsDefinition:
         with withheld_details("combining the chains"):
             model.set_chains([confidential.load_arrays(name, wave, f"chain-{c}.npz") for c in range(chains)])
             confidential.save_model(model, name, wave, "model-copula.npz")
+            confidential.discard(name, wave, CHECKPOINTS)
         conv = model.convergence_
         return dg.MaterializeResult(metadata={
             "chains": conv["chains"], "draws_per_chain": conv["draws_per_chain"],

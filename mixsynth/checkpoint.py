@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, fields
@@ -31,6 +32,7 @@ class Checkpoint:
     def __post_init__(self):
         self.path = Path(self.path)
         self._last = time.monotonic()
+        self.resumed_at = 0   # the sweep a chain went on from (0: it started afresh)
 
     def due(self) -> bool:
         """Whether ``every`` seconds have passed since the last write (or the start)."""
@@ -47,7 +49,7 @@ class Checkpoint:
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with open(tmp, "wb") as fh:
+            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:   # owner-only
                 np.savez(fh, meta=np.array(json.dumps(meta)), **arrays)
             tmp.replace(self.path)
         except BaseException:
@@ -69,6 +71,7 @@ class Checkpoint:
                 if "/" in name:
                     group, field = name.split("/", 1)
                     saved[group][field] = f[name]
+        self.resumed_at = int(saved["position"]["sweep"])
         return saved
 
     def remove(self) -> None:

@@ -176,16 +176,18 @@ class CopulaSynthesizer:
         self.row_hashes_ = row_hashes(from_codes(values, spec))
         return cons
 
-    def run_chain(self, frame: pd.DataFrame, chain: int, progress=None) -> dict[str, np.ndarray]:
+    def run_chain(self, frame: pd.DataFrame, chain: int, progress=None, checkpoint=None) -> dict[str, np.ndarray]:
         """Second stage, one chain (after ``fit_marginals``): its kept draws, alpha (T, p),
         Lambda (T, p, k), sigma2 (T, p). Chain ``c`` gets the seed ``fit`` gives it, so
         chains run anywhere (separate processes, separate machines) combine into the same
-        model. ``progress(sweeps_done)`` is called every few sweeps."""
+        model. ``progress(sweeps_done)`` is called every few sweeps; with a ``checkpoint``
+        (checkpoint.Checkpoint) the chain saves its state there and resumes from it."""
         if not 0 <= chain < self.settings.chains:
             raise InputError(f"chain must be between 0 and {self.settings.chains - 1}")
         _, cons = self._encode(frame)
         seed = np.random.SeedSequence(self.seed).spawn(self.settings.chains)[chain]
-        return run_chain(cons, self.factors_, self.settings, seed, progress, judged_entries(self.columns_))
+        return run_chain(cons, self.factors_, self.settings, seed, progress, judged_entries(self.columns_),
+                         checkpoint)
 
     def set_chains(self, chains) -> "CopulaSynthesizer":
         """Keep the draws of every chain: a dict of arrays stacked over chains (C, T, ...)

@@ -39,7 +39,9 @@ def readable(path):
 
 
 def test_a_chain_killed_mid_run_fails_the_run_and_reexecution_from_failure_completes_the_wave(tmp_path):
-    dep = Deployment.create(tmp_path)
+    """Chain 0's step is SIGKILLed at about half its sweeps; re-execution from failure goes on
+    from its checkpoint (issue 35) and gives the draws of a chain never stopped."""
+    dep = Deployment.create(tmp_path, MIXSYNTH_CHECKPOINT_SECONDS="0.2")
     spec = survey_spec()
     spec["sampler"] = {"sweeps": 20000, "burn_in": 10000, "thin": 100, "chains": 2}  # seconds a chain
     write_survey(dep.folder / "surveys", spec)
@@ -61,9 +63,9 @@ def test_a_chain_killed_mid_run_fails_the_run_and_reexecution_from_failure_compl
         deadline = time.monotonic() + 300
         run_id = wait_for("the second run", lambda: len(instance.get_runs()) == 2, deadline,
                           alive=[(run, "pipeline.run")]) and instance.get_runs()[0].run_id   # newest first
-        # kill chain 0's step process once its sweeps are under way (its 10% line is logged)
-        wait_for("chain 0 under way", lambda: any(
-            (e.user_message or "").startswith("chain 0: 2,000/20,000") for e in instance.all_logs(run_id)),
+        # kill chain 0's step process at about half its sweeps (its 50% line is logged)
+        wait_for("chain 0 half-way", lambda: any(
+            (e.user_message or "").startswith("chain 0: 10,000/20,000") for e in instance.all_logs(run_id)),
             deadline, every=0.2, alive=[(run, "pipeline.run")])
         [start] = step_events(instance, run_id, dg.DagsterEventType.STEP_START, CHAIN_0)
         os.kill(start.dagster_event.pid, signal.SIGKILL)
@@ -80,6 +82,11 @@ def test_a_chain_killed_mid_run_fails_the_run_and_reexecution_from_failure_compl
     # the killed chain left no draws file, every file a later step reads is whole, and
     # anything half-written is only a temporary name no step reads
     assert not (wave / "chain-0.npz").exists()
+    checkpoint = wave / "checkpoints" / "chain-0.npz"
+    assert checkpoint.stat().st_mode & 0o077 == 0   # it holds Z: owner-only
+    with np.load(checkpoint) as f:
+        killed_at = __import__("json").loads(str(f["meta"]))["position"]["sweep"]
+    assert 8_000 <= killed_at < 20_000
     for p in wave.rglob("*"):
         if p.is_file() and not p.name.endswith(".tmp"):
             readable(p)
@@ -98,7 +105,16 @@ def test_a_chain_killed_mid_run_fails_the_run_and_reexecution_from_failure_compl
                                              "tiny__copula_chain_1"}
     released = files(release)
     assert released != previous and b'"fingerprint": "' + file_digest(landing).encode() in released["record.json"]
-    assert (wave / "chain-0.npz").exists()
+    assert (wave / "chain-0.npz").exists() and not (wave / "checkpoints").exists()
+    went_on = [e.user_message for e in instance.all_logs(child.run_id) if "went on from its checkpoint" in
+               (e.user_message or "")]
+    assert went_on == [f"chain 0: went on from its checkpoint at sweep {killed_at:,}"]
+    # the resumed chain's draws are those of chain 0 run whole, here, from the same stage
+    model = CopulaSynthesizer.load(wave / "model-marginals.npz")
+    whole = model.run_chain(pd.read_parquet(wave / "train.parquet"), 0)
+    with np.load(wave / "chain-0.npz") as f:
+        for key in whole:
+            assert np.array_equal(f[key], whole[key]), key
     instance.dispose()
 
 
