@@ -25,6 +25,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from importlib.metadata import version
@@ -170,6 +171,26 @@ class TreeMemory:
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
+
+
+def timed_synthesize(real, *flags: str) -> dict:
+    """``mixsynth synthesize`` with defaults (and ``flags``) on ``real`` as a whole command,
+    once the machine is quiet: {wall_seconds, stdout, synthetic (the frame written),
+    other_cores_at_start}."""
+    import pandas as pd
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "real.csv"
+        real.to_csv(path, index=False)
+        quiet = wait_until_quiet(120)
+        t0 = time.perf_counter()
+        done = subprocess.run([str(Path(sys.executable).with_name("mixsynth")), "synthesize", str(path),
+                               "--out", str(Path(tmp) / "syn.csv"), "--no-progress", *flags],
+                              capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - t0
+        synthetic = pd.read_csv(Path(tmp) / "syn.csv")
+    return {"wall_seconds": wall, "stdout": done.stdout, "synthetic": synthetic,
+            "other_cores_at_start": quiet["other_cores_at_start"]}
 
 
 def rusage_kib() -> dict:

@@ -17,9 +17,7 @@ copula, BART, synthesis, writing). The issue's target: under 2
 minutes on 2 cores.
 """
 import json
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,7 +26,7 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from core import machine, wait_until_quiet  # noqa: E402
+from core import machine, timed_synthesize  # noqa: E402
 
 FORMULAS = {"wage": "np.log(wage) ~ age + I(age**2) + female + female:age + C(marital)",
             "married": "married ~ age + I(age**2)"}
@@ -78,18 +76,10 @@ def default_run() -> dict:
     real = nonlinear_survey(6000, seed=0)
     rng = np.random.default_rng(0)
     real["hours"] = np.round(40 - 4 * real["female"] + 6 * rng.standard_normal(len(real))).astype(int)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "survey.csv"
-        real.to_csv(path, index=False)
-        quiet = wait_until_quiet(120)
-        t0 = time.perf_counter()
-        done = subprocess.run([str(Path(sys.executable).with_name("mixsynth")), "synthesize", str(path),
-                               "--out", str(Path(tmp) / "syn.csv"), "--no-progress"],
-                              capture_output=True, text=True, check=True)
-        wall = time.perf_counter() - t0
-    return {"rows": len(real), "columns": real.shape[1], "wall_seconds": round(wall, 1),
-            "other_cores_at_start": round(quiet["other_cores_at_start"], 2),
-            "stdout": [line for line in done.stdout.splitlines() if "/" not in line]}
+    done = timed_synthesize(real)
+    return {"rows": len(real), "columns": real.shape[1], "wall_seconds": round(done["wall_seconds"], 1),
+            "other_cores_at_start": round(done["other_cores_at_start"], 2),
+            "stdout": [line for line in done["stdout"].splitlines() if "/" not in line]}
 
 
 def markdown(res: dict) -> str:

@@ -13,10 +13,7 @@ sweeps each chain ran, as the command printed them. The issue's target: converge
 """
 import json
 import re
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +21,7 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from core import machine, wait_until_quiet  # noqa: E402
+from core import machine, timed_synthesize  # noqa: E402
 
 FITTED = re.compile(r"max R-hat ([\d.]+|n/a), min bulk ESS ([\d.]+|n/a)(?: \(chains of ([\d,]+(?: and [\d,]+)*) sweeps\))?")
 
@@ -45,24 +42,17 @@ def files() -> list[tuple[str, pd.DataFrame, int]]:
 
 def run(name: str, real: pd.DataFrame, seed: int) -> dict:
     """The default command on ``real`` with ``--seed seed``, timed; its convergence line parsed."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "real.csv"
-        real.to_csv(path, index=False)
-        quiet = wait_until_quiet(120)
-        t0 = time.perf_counter()
-        done = subprocess.run([str(Path(sys.executable).with_name("mixsynth")), "synthesize", str(path),
-                               "--out", str(Path(tmp) / "syn.csv"), "--no-progress", "--seed", str(seed)],
-                              capture_output=True, text=True, check=True)
-        wall = time.perf_counter() - t0
-        syn = pd.read_csv(Path(tmp) / "syn.csv")
-    fitted = FITTED.search(done.stdout)
+    done = timed_synthesize(real, "--seed", str(seed))
+    syn = done["synthetic"]
+    fitted = FITTED.search(done["stdout"])
     number = lambda s: None if s in (None, "n/a") else float(s)
-    row = {"file": name, "fit_seed": seed, "rows": len(real), "columns": real.shape[1], "wall_seconds": round(wall, 1),
+    row = {"file": name, "fit_seed": seed, "rows": len(real), "columns": real.shape[1],
+           "wall_seconds": round(done["wall_seconds"], 1),
            "rhat_max": number(fitted.group(1)), "ess_bulk_min": number(fitted.group(2)),
            "sweeps_per_chain": [int(x.replace(",", "")) for x in (fitted.group(3) or "").split(" and ") if x],
            "text_in_number_columns": sorted(c for c in real.columns if pd.api.types.is_numeric_dtype(real[c])
                                             and not pd.api.types.is_numeric_dtype(syn[c])),
-           "other_cores_at_start": round(quiet["other_cores_at_start"], 2)}
+           "other_cores_at_start": round(done["other_cores_at_start"], 2)}
     row["converged"] = bool(row["rhat_max"] is not None and row["rhat_max"] <= 1.05
                             and row["ess_bulk_min"] is not None and row["ess_bulk_min"] >= 100)
     print(row, flush=True)

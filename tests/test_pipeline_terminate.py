@@ -1,7 +1,6 @@
 """Terminating a run as the UI does (issue 35): the daemon launches a landed wave's run on a
 Postgres instance; once its chains sample, the run launcher's terminate (what the UI's
 Terminate button calls) stops it, and no step process of the run is left computing."""
-import os
 import signal
 import time
 
