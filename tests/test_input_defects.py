@@ -12,6 +12,7 @@ from mixsynth.cli import main
 from mixsynth.record import synthesis_record
 from mixsynth.report.build import build_report
 from mixsynth.schema import infer_spec
+from mixsynth.tableio import InputError
 
 SECRET = "ZQXSECRET"
 FAST = ["--sweeps", "60", "--chains", "1", "--thin", "2", "--no-progress", "--seed", "1"]
@@ -272,6 +273,10 @@ def test_a_sparse_number_column_stays_numbers_or_blank(tmp_path, capsys):
                               decision={"decision": "release", "rules": [], "limitations": []}, outputs={})
     assert record["blank_columns"] == ["gained"] and record["constant_columns"] == ["twin"]
     assert any("'gained'" in n and "released blank" in n for n in record["report"]["notes"])
+    from mixsynth.report.build import report_section
+    asked = infer_spec(real, {"report": {"regressions": [{"formula": "score ~ gained + age"}]}})
+    with pytest.raises(InputError, match="regressions.0.: column 'gained' is released blank"):
+        report_section(asked)                          # one line naming the column, not a ValueError
 
 
 def test_min_level_rows_is_a_spec_setting():

@@ -51,6 +51,7 @@ values release rules are checked against.
 from __future__ import annotations
 
 import math
+import re
 import time
 
 import numpy as np
@@ -203,6 +204,9 @@ def report_section(spec: TableSpec) -> dict:
     names = spec.names
 
     def column(name, where):
+        if name in spec.blanked:
+            raise InputError(f"report.{where}: column '{name}' is released blank (too few values to "
+                             f"release); drop it from the report")
         if not isinstance(name, str) or name not in names:
             raise InputError(f"report.{where}: '{name}' is not a modelled column"
                              f"{did_you_mean(name, names)}; fix the name in the spec")
@@ -244,6 +248,9 @@ def report_section(spec: TableSpec) -> dict:
         family = r.get("family", "ols")
         if family not in ("ols", "logit"):
             raise InputError(f"report.regressions[{i}]: unknown family '{family}'; use ols or logit")
+        blank = [b for b in spec.blanked if re.search(rf"\b{re.escape(b)}\b", str(r["formula"]))]
+        if blank:
+            column(blank[0], f"regressions[{i}]")   # refused: released blank
         regressions.append({"formula": str(r["formula"]), "family": family,
                             "standardize": bool(r.get("standardize", True)), "where": r.get("where"),
                             "bayesian": _switch(r.get("bayesian"), _BAYES_KEYS, f"regressions[{i}].bayesian")})
