@@ -27,7 +27,9 @@ FIRST_ROUND_SWEEPS = 2_000  # the shortest run a chain may stop after (until_con
 # two chains): on a 5,000-row CPS sample one chain showed R-hat 1.053 and ESS 43 at 16,000
 # sweeps where both chains together reached 1.004 and 392 at 32,000.
 ROUND_RHAT = 1.08  # a chain stops once the split R-hat of its own quarters is at most this
-ROUND_ESS = 40     # ... and its own bulk ESS (from quarters of 125 draws) at least this, every judged entry
+ROUND_ESS = 50     # ... and its own bulk ESS (from quarters of 125 draws) at least this, every judged entry:
+#   half the release's 100, so two chains reach it together (at 40, both chains of a 5,000-row CPS
+#   sample stopped at 4,000 sweeps with a combined min ESS of 97; benchmarks/results/small.md)
 
 
 @dataclass(frozen=True)
