@@ -38,11 +38,11 @@ FINGERPRINT_TAG = "mixsynth/fingerprint"
 # starts, so a failed or killed step never leaves a file from the previous input behind it.
 CANDIDATE = ("candidate",)
 AFTER_RESPONSES = CANDIDATE
-AFTER_POSTERIOR = ("model.npz*", *AFTER_RESPONSES)     # a glob: the file and its temporary
-AFTER_CHAINS = ("model-copula.npz*", *AFTER_POSTERIOR)
+AFTER_POSTERIOR = ("model.npz", ".model.npz.*.tmp", *AFTER_RESPONSES)     # the file and its temporaries
+AFTER_CHAINS = ("model-copula.npz", ".model-copula.npz.*.tmp", *AFTER_POSTERIOR)
 CHECKPOINTS = "checkpoints"   # the chains' states (Z included), kept until the posterior is complete
 AFTER_MARGINALS = ("chain-*.npz", ".chain-*.tmp", CHECKPOINTS, *AFTER_CHAINS)   # draws and their temporaries
-AFTER_RAW = ("model-marginals.npz*", *AFTER_MARGINALS)
+AFTER_RAW = ("model-marginals.npz", ".model-marginals.npz.*.tmp", *AFTER_MARGINALS)
 
 
 @contextlib.contextmanager

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .tableio import atomic_path
+
 CHECKPOINT_SECONDS = 120.0   # wall seconds between two checkpoints of a chain
 
 
@@ -46,15 +48,9 @@ class Checkpoint:
         arrays.update({f"streams/{k}": v for k, v in streams.items()})
         arrays.update({f"out/{k}": v for k, v in out.items()})
         meta = {"key": key, "position": position, "rng": rng.bit_generator.state}
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:   # owner-only
-                np.savez(fh, meta=np.array(json.dumps(meta)), **arrays)
-            tmp.replace(self.path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        with atomic_path(self.path) as tmp, open(os.open(tmp, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as fh:
+            np.savez(fh, meta=np.array(json.dumps(meta)), **arrays)   # owner-only: it holds Z
         self._last = time.monotonic()
 
     def read(self, key: str) -> dict | None:
@@ -74,9 +70,6 @@ class Checkpoint:
         self.resumed_at = int(saved["position"]["sweep"])
         return saved
 
-    def remove(self) -> None:
-        self.path.unlink(missing_ok=True)
-
 
 @dataclass(frozen=True)
 class CheckpointFolder:
@@ -85,7 +78,7 @@ class CheckpointFolder:
     every: float = CHECKPOINT_SECONDS
 
     def chain(self, c: int) -> Checkpoint:
-        return Checkpoint(Path(self.folder) / f"chain-{c}.npz", self.every)
+        return Checkpoint(self.folder / f"chain-{c}.npz", self.every)
 
     def remove(self) -> None:
         """Remove the folder: the fit is complete (or is to start afresh)."""

@@ -240,7 +240,7 @@ def _checkpoints(args) -> CheckpointFolder | None:
     folder = _checkpoint_folder(args)
     if not getattr(args, "resume", False):
         folder.remove()
-    elif not Path(folder.folder).is_dir():
+    elif not folder.folder.is_dir():
         print(f"resume: no checkpoints beside {args.model.name}: the chains start from sweep 0")
     return folder
 

@@ -23,7 +23,7 @@ from .latent import LatentColumn, initial_latent
 from .marginals import fit_marginal, marginal_from_state
 from .sampler import SamplerSettings, choose_factors, run_chain, run_chains
 from .schema import TableSpec, from_codes, infer_spec, to_codes
-from .tableio import InputError, did_you_mean
+from .tableio import InputError, atomic_path, did_you_mean
 from .rules import check_rules, rules_hold
 from .screen import MAX_RESPONSE_LEVELS, ResponseScreen, regression_outcomes, screen_responses
 from .responses import BartSettings, CategoricalResponse, Design, ResponseModel, Rows, fit_any, response_from_state
@@ -464,15 +464,8 @@ class CopulaSynthesizer:
             meta["marginals"][name] = {"meta": m_meta, "arrays": sorted(m_arrays)}
             for key, arr in m_arrays.items():
                 arrays[f"marginal/{name}/{key}"] = arr
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            with open(tmp, "wb") as fh:
-                np.savez_compressed(fh, meta=np.array(json.dumps(meta)), **arrays)
-            tmp.replace(path)
-        except BaseException:   # a stop or an error mid-write leaves no half-written file
-            tmp.unlink(missing_ok=True)
-            raise
+        with atomic_path(Path(path)) as tmp, open(tmp, "wb") as fh:
+            np.savez_compressed(fh, meta=np.array(json.dumps(meta)), **arrays)
 
     @classmethod
     def load(cls, path) -> "CopulaSynthesizer":

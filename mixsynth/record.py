@@ -18,6 +18,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from .schema import TableSpec
+from .tableio import atomic_path
 
 SCHEMA = "mixsynth-record/1"
 PACKAGES = ("mixsynth", "numpy", "scipy", "pandas", "numba", "arviz", "stochtree",
@@ -125,8 +126,7 @@ def write_record(folder, record: dict) -> list[Path]:
     paths = []
     for name, text in (("record.json", json.dumps(record, indent=1, allow_nan=False) + "\n"),
                        ("record.html", record_html(record))):
-        tmp = folder / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(folder / name)
+        with atomic_path(folder / name) as tmp:
+            tmp.write_text(text, encoding="utf-8")
         paths.append(folder / name)
     return paths

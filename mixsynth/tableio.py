@@ -11,6 +11,7 @@ import gzip
 import os
 import re
 import secrets
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -136,27 +137,33 @@ def _parser_message(path: Path, text: str) -> str:
     return f"cannot read table '{path.name}' (ParserError); check that it is a valid delimited text file"
 
 
-def write_table(frame: pd.DataFrame, path) -> None:
-    """Write `frame` (without its index) to CSV/TSV/Parquet by suffix, atomically.
-
-    The table goes to a temporary file in the target directory and is moved onto
-    `path` with os.replace; on failure the temporary file is removed and any
-    previous file at `path` is left untouched.
-    """
-    path = Path(path)
-    fmt = _format(path)
+@contextmanager
+def atomic_path(path: Path):
+    """A temporary name beside ``path`` to write to: moved onto ``path`` (os.replace) when
+    the block ends, removed when it is left by any exception (a stop included), so ``path``
+    is never half-written and any previous file there stays as it was."""
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
-        if fmt == "parquet":
-            frame.to_parquet(tmp, index=False)
-        else:
-            frame.to_csv(tmp, sep="\t" if fmt == "tsv" else ",", index=False,
-                         compression="gzip" if path.name.lower().endswith(".gz") else None)
+        yield tmp
         os.replace(tmp, path)
-    except BaseException as exc:  # writer messages can quote cells, so report the type only
+    except BaseException:
         tmp.unlink(missing_ok=True)
-        if not isinstance(exc, Exception):   # a stop (Ctrl-C, SIGTERM) goes on as it is
-            raise
+        raise
+
+
+def write_table(frame: pd.DataFrame, path) -> None:
+    """Write `frame` (without its index) to CSV/TSV/Parquet by suffix, atomically
+    (``atomic_path``)."""
+    path = Path(path)
+    fmt = _format(path)
+    try:
+        with atomic_path(path) as tmp:
+            if fmt == "parquet":
+                frame.to_parquet(tmp, index=False)
+            else:
+                frame.to_csv(tmp, sep="\t" if fmt == "tsv" else ",", index=False,
+                             compression="gzip" if path.name.lower().endswith(".gz") else None)
+    except Exception as exc:  # writer messages can quote cells, so report the type only
         detail = f": {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else ""
         fix = ("check that its folder exists and is writable" if isinstance(exc, OSError)
                else "keep plain numbers or strings in its columns")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .html import render_html
 from .measures import show_value
+from ..tableio import atomic_path
 
 
 def write_report(out, report: dict, decision: dict | None) -> list[Path]:
@@ -21,13 +22,8 @@ def write_report(out, report: dict, decision: dict | None) -> list[Path]:
     texts["report.html"] = render_html(report, decision)
     paths = []
     for name, text in texts.items():
-        tmp = out / f".{name}.tmp"
-        try:
+        with atomic_path(out / name) as tmp:
             tmp.write_text(text, encoding="utf-8")
-            tmp.replace(out / name)
-        except BaseException:   # a stop or an error mid-write leaves no half-written file
-            tmp.unlink(missing_ok=True)
-            raise
         paths.append(out / name)
     return paths
 
