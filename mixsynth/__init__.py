@@ -6,9 +6,10 @@ fit the sparse factor copula by Gibbs sampling, `synthesis` and `model` draw syn
 tables, `cli` is the command line.
 """
 from .model import CopulaSynthesizer
-from .sampler import Prior, SamplerSettings
+from .config import BartSettings, Prior, RunConfig, SamplerSettings, SynthesisSettings
 from .schema import ColumnSpec, TableSpec, infer_spec, load_spec
 from .tableio import InputError, read_table, write_table
 
-__all__ = ["CopulaSynthesizer", "SamplerSettings", "Prior", "TableSpec", "ColumnSpec",
+__all__ = ["CopulaSynthesizer", "RunConfig", "SamplerSettings", "BartSettings", "SynthesisSettings", "Prior",
+           "TableSpec", "ColumnSpec",
            "infer_spec", "load_spec", "InputError", "read_table", "write_table"]

@@ -1,7 +1,7 @@
 """Command line: ``mixsynth synthesize | fit | sample | dataset | split | report``.
 
-Settings come from the defaults, then the spec's ``sampler:`` and ``synthesis:`` sections,
-then the flags. Errors print one line and exit with status 2; messages from bad input name
+Settings come from the defaults, then the spec's sections, then the flags, all read once
+into a ``config.RunConfig`` before anything runs. Errors print one line and exit with status 2; messages from bad input name
 the column and the fix, never a data value. SIGTERM and SIGINT stop a command: its worker
 processes end, no file is left half-written, and it exits with 128 + the signal's number.
 """
@@ -10,21 +10,21 @@ import json
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from .model import CopulaSynthesizer, response_order
+from .config import RunConfig, deprecations
+from .model import CopulaSynthesizer
 from .guards import describe_seconds, fit_seconds
 from .progress import SweepProgress
-from .sampler import SamplerSettings
 from .schema import infer_spec, load_spec
-from .settings import method_settings
 from .tableio import InputError, read_table, write_table
 from .checkpoint import CHECKPOINT_SECONDS, CheckpointFolder
 from .workers import Stopped, stop_on_signals
 
-SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors")
+FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors", "method", "rows", "m")   # RunConfig.from_spec
 MAX_NOTES = 10   # input notes printed by the command line
 DATASETS = ("ncbirths", "cps1988", "nhefs", "kdd-census", "paper-layout", "paper-simulation")
 
@@ -136,24 +136,16 @@ def _fitted(args) -> CopulaSynthesizer:
     raw = load_spec(args.spec) if args.spec else {}
     table = read_table(args.real)
     spec = infer_spec(table, raw)
-    settings, method, _ = method_settings(spec)
-    method = args.method or method
-    sampler = settings.to_dict()
-    if args.sweeps and args.burn_in is None:  # a new run length: half of it burn-in
-        sampler["burn_in"] = args.sweeps // 2
-    sampler.update({k: getattr(args, k) for k in SAMPLER_FLAGS if getattr(args, k) is not None})
-    if args.sweeps and args.thin is None:     # ... and up to 500 kept draws a chain
-        sampler["thin"] = max(1, (sampler["sweeps"] - sampler["burn_in"]) // 500)
-    if args.sweeps:                           # a run length given is run in full
-        sampler["until_converged"] = False
-    settings = SamplerSettings.from_dict(sampler)
+    config = RunConfig.from_spec(raw, spec.columns, {k: getattr(args, k, None) for k in FLAGS})
+    settings = config.sampler
+    for line in deprecations(raw):
+        print(line)
     _print_notes(spec)
     bar = SweepProgress(settings.lengths, settings.chains, enabled=args.progress,
                         announce=_announce_fit)
     started = time.monotonic()
     checkpoints = _checkpoints(args)
-    model = CopulaSynthesizer(spec, settings, method=method, seed=args.seed).fit(table, monitor=bar,
-                                                                                checkpoints=checkpoints)
+    model = CopulaSynthesizer(spec, config, seed=args.seed).fit(table, monitor=bar, checkpoints=checkpoints)
     bar.close()
     conv = model.convergence_
     show = lambda x, fmt: "n/a" if x is None else format(x, fmt)
@@ -184,8 +176,8 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
         for score in model.screen_.scores:
             if not score.chosen:
                 print(f"  {score.name}: {score.reason}")
-    elif response_order(model.spec_):
-        print(f"responses modelled by BART after the copula (declared): {', '.join(response_order(model.spec_))}")
+    elif model.layout_.responses:
+        print(f"responses modelled by BART after the copula (declared): {', '.join(model.layout_.responses)}")
     if model.derived_:
         print(f"columns derived exactly from another ({len(model.derived_)}): "
               f"{', '.join(d.describe() for d in model.derived_)}")
@@ -208,20 +200,13 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
               f"{describe_seconds(seconds[-1])})", flush=True)
 
 
-def _synthesis_options(args, model: CopulaSynthesizer) -> tuple[int | None, int, dict]:
-    _, _, opts = method_settings(model.spec_)
-    rows, m = opts.pop("rows"), opts.pop("m")
-    if args.rows is not None:
-        rows = args.rows
-    if args.m is not None:
-        m = args.m
-    return rows, int(m), opts
-
-
 def _write_synthetic(model: CopulaSynthesizer, args, seed: int) -> None:
-    rows, m, opts = _synthesis_options(args, model)
+    flags = {k: getattr(args, k) for k in ("rows", "m") if getattr(args, k) is not None}
+    if flags:   # `mixsynth sample` on a saved model: its configuration with these flags over it
+        model.config = replace(model.config, synthesis=replace(model.config.synthesis, **flags))
     started = time.monotonic()
-    tables = model.sample_files(m, rows, seed, **opts)
+    tables = model.sample_release(seed)
+    m = len(tables)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     paths = [args.out] if m == 1 else [args.out.with_name(f"{args.out.stem}_{i}{args.out.suffix}")
                                        for i in range(1, m + 1)]
@@ -295,7 +280,7 @@ def _dataset(args):
 def _report(args):
     from .report.build import build_report, report_section
     from .report.outputs import write_report
-    from .report.release import check_release_spec, decide
+    from .report.release import decide
     from .report.build import analyses_not_declared
     raw = load_spec(args.spec) if args.spec else {}
     real = read_table(args.real)
@@ -308,9 +293,7 @@ def _report(args):
     undeclared = analyses_not_declared(spec)
     if undeclared:
         print(f"a spec's `report:` section would add: {', '.join(undeclared)}")
-    release = spec.extra.get("release")
-    if release is not None:
-        check_release_spec(release)
+    release = RunConfig.from_spec(raw, spec.columns).release   # checked here, before the report is computed
     syns = [read_table(path) for path in args.syn]
     holdout = read_table(args.holdout) if args.holdout else None
     if args.out.exists() and not args.out.is_dir():

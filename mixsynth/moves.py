@@ -33,38 +33,13 @@ import numpy as np
 
 from .binary_rows import move_binary_rows
 from .blank_cells import draw_omega
+from .config import Prior
 from .latent import Constraints, update_latent_factor, update_latent_full
 from .truncnorm import fill_normal
 
 CUT_SHARE = 0.25  # a column's cut moves run in this share of the sweeps: on the paper layout
 #   (two chains of 3,000 sweeps) max R-hat 1.080, min bulk ESS 25 at 1.2 times the time of a
 #   sweep without them (1.286, 5.3), 1.075 and 33 at every sweep for 2.1 times
-
-
-@dataclass(frozen=True)
-class Prior:
-    """Hyperparameters; defaults are the authors' R code's.
-
-    nu: degrees of freedom of the local shrinkage phi_jh ~ Gamma(nu/2, nu/2) (3).
-    a1, a2: shapes of delta_1 ~ Gamma(a1, 1) and delta_l ~ Gamma(a2, 1), l >= 2 (2 and 3;
-        a2 > 1 makes later factors shrink).
-    a_sigma, b_sigma: sigma_j^-2 ~ Gamma(a_sigma, rate b_sigma), i.e. sigma^2 ~ IG(1, 0.3).
-    alpha_var: prior variance of the categorical level intercepts, alpha_j ~ N(0, 1).
-    pseudo_rows: the full structure's Omega ~ IW(p + 2 + m, (1 + m) I), mean I, is worth
-        m = pseudo_rows * sqrt(n) rows of independent latents (0: sbgcop's IW(p + 2, I)).
-    The full structure uses that and alpha_var.
-    """
-    nu: float = 3.0
-    a1: float = 2.0
-    a2: float = 3.0
-    a_sigma: float = 1.0
-    b_sigma: float = 0.3
-    alpha_var: float = 1.0
-    pseudo_rows: float = 0.25
-
-    def omega_weight(self, n: int) -> float:
-        """m of the full structure's IW(p + 2 + m, (1 + m) I) for n rows."""
-        return self.pseudo_rows * float(np.sqrt(n))
 
 
 @dataclass

@@ -37,10 +37,10 @@ def package_versions() -> dict[str, str | None]:
 
 
 def synthesis_record(*, survey: str, wave: str, fingerprint: str, spec_raw: dict, spec: TableSpec,
-                     method: dict, seeds: dict, convergence: dict | None, report: dict,
+                     method: dict, thresholds: dict | None, seeds: dict, convergence: dict | None, report: dict,
                      expectations: dict, decision: dict, outputs: dict[str, str]) -> dict:
     """The record (module docstring). ``method`` holds the sampler, synthesis and BART
-    settings; ``seeds`` names each seed used; ``expectations`` is ``expectations.validate``'s
+    settings; ``thresholds`` the spec's ``release:`` section; ``seeds`` names each seed used; ``expectations`` is ``expectations.validate``'s
     outcome; ``decision`` is ``report.release.decide``'s; ``outputs`` maps each synthetic
     file's name to its digest."""
     return {
@@ -61,7 +61,7 @@ def synthesis_record(*, survey: str, wave: str, fingerprint: str, spec_raw: dict
         "seeds": seeds,
         "versions": package_versions(),
         "convergence": convergence,
-        "thresholds": spec.extra.get("release"),
+        "thresholds": thresholds,
         "expectations": expectations,
         "decision": decision["decision"],
         "rules": decision["rules"],

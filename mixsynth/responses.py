@@ -68,52 +68,9 @@ from scipy import special
 from stochtree import Dataset, Forest, ForestContainer, ForestSampler, GlobalVarianceModel, Residual, RNG
 from stochtree.config import ForestModelConfig, GlobalModelConfig
 
+from .config import BartSettings
 from .latent import LatentColumn, build_constraints, draw_latent, initial_latent
-from .tableio import InputError
 from .truncnorm import draw_probit, seed_streams
-
-@dataclass(frozen=True)
-class BartSettings:
-    """BART settings: 200 trees (the authors'), 50 trees for the error variance, 50 burn-in
-    sweeps opened by 5 grow-from-root sweeps, 200 kept draws (module docstring: cost).
-
-    keep_every: every keep_every-th kept draw's forest is stored for prediction (50 of
-        200 by default: the posterior mean of f barely moves, and predicting 100 stored
-        forests took 4 s per response for 19,364 rows);
-    variance_trees: trees of the forest for the log error variance of a rank-link
-        response (0: one error variance; module docstring: heteroskedastic errors);
-    warm_start: grow-from-root sweeps opening the burn-in (stochtree's XBART start);
-    rescale: restandardize the latent response after each burn-in sweep (module docstring);
-    max_rows: above this many rows, fit on a seeded subsample of them;
-    linear: a linear term in the numeric features beside the trees (module docstring).
-    """
-    trees: int = 200
-    burn_in: int = 50
-    draws: int = 200
-    keep_every: int = 4
-    variance_trees: int = 50
-    warm_start: int = 5
-    alpha: float = 0.95
-    beta: float = 2.0
-    min_samples_leaf: int = 5
-    rescale: bool = True
-    max_rows: int = 50_000
-    linear: bool = True
-
-    def __post_init__(self):
-        if (self.trees < 1 or self.draws < 1 or self.keep_every < 1 or not 0 <= self.warm_start <= self.burn_in
-                or self.max_rows < 100 or self.variance_trees < 0):
-            raise InputError("bart: trees, draws and keep_every must be at least 1, variance_trees at "
-                             "least 0, warm_start between 0 and burn_in, and max_rows at least 100")
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "BartSettings":
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise InputError(f"bart: unknown setting(s) {sorted(unknown)}; allowed: "
-                             f"{sorted(cls.__dataclass_fields__)} and order")
-        return cls(**d)
-
 
 @dataclass(frozen=True)
 class Design:

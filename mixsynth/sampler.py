@@ -1,109 +1,31 @@
-"""Running the copula's MCMC: settings, the choice of structure, chains in processes.
+"""Running the copula's MCMC: the choice of structure, one chain, chains in processes.
 
 The moves of a sweep are in moves.py: a full covariance when the latent columns are few
 (k = p*), the sparse factor model of method.md section 3 otherwise.
 One chain runs in one process; ``run_chains`` spreads chains over processes.
 """
 import os
-from concurrent.futures import wait
-from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .checkpoint import Checkpoint, CheckpointFolder, chain_key
+from .config import SamplerSettings
 from .diagnostics import Judged, chain_converged, every_entry
 from .latent import LEVEL, Constraints, initial_latent
-from .moves import ChainState, Prior, factor_sweep, full_sweep
-from .tableio import InputError
+from .config import Prior
+from .moves import ChainState, factor_sweep, full_sweep
 from .truncnorm import seed_streams
-from .workers import process_pool
+from .workers import map_in_processes
 
 NOISE_STREAMS = 16  # blocks of rows for the factor draws; fixed so results do not depend on cores
 FULL_MAX_COLUMNS = 120  # latent columns up to which the copula gets a full covariance (k = p)
-FIRST_ROUND_SWEEPS = 2_000  # the shortest run a chain may stop after (until_converged)
 # A chain's own check is noisier than the release's (quarters of 125 draws, not of 250 over
-# two chains): on a 5,000-row CPS sample one chain showed R-hat 1.053 and ESS 43 at 16,000
-# sweeps where both chains together reached 1.004 and 392 at 32,000.
+# two chains), so it asks for half the release's ESS: two chains reach the release's together
+# (benchmarks/RESULTS.md, "small files", has the runs behind both numbers).
 ROUND_RHAT = 1.08  # a chain stops once the split R-hat of its own quarters is at most this
-ROUND_ESS = 50     # ... and its own bulk ESS (from quarters of 125 draws) at least this, every judged entry:
-#   half the release's 100, so two chains reach it together (at 40, both chains of a 5,000-row CPS
-#   sample stopped at 4,000 sweeps with a combined min ESS of 97; benchmarks/results/small.md)
-
-
-@dataclass(frozen=True)
-class SamplerSettings:
-    """Run length and layout of the MCMC.
-
-    sweeps: total Gibbs sweeps per chain, burn_in of them discarded; thin: keep every
-        thin-th sweep after burn-in (32,000, 16,000 and 32: 500 draws a chain); chains:
-        independent chains for R-hat (2, one per core here);
-    until_converged: a chain may stop early, after the same run scaled down by a power of
-        two (2,000 / 1,000 / 2, then 4,000, 8,000, ... sweeps; shortest FIRST_ROUND_SWEEPS),
-        once the draws of that run pass its own check (split R-hat of its quarters at most
-        ROUND_RHAT and bulk ESS at least ROUND_ESS on every judged entry of C). The draws
-        kept are those of a fixed run of that length with the same seed. Needs burn_in =
-        sweeps / 2; True by default, False when a spec or the command line sets sweeps;
-    factors: number of factors k; k >= p* (the latent columns) is the full covariance
-        structure. None picks it (choose_factors): full up to FULL_MAX_COLUMNS latent
-        columns, else the principal components of the starting normal scores explaining
-        ``factor_variance`` (95%, the authors' rule) capped at the Ledermann bound.
-    """
-    sweeps: int = 32_000
-    burn_in: int = 16_000
-    thin: int = 32
-    chains: int = 2
-    until_converged: bool = True
-    factors: int | None = None
-    factor_variance: float = 0.95
-    prior: Prior = field(default_factory=Prior)
-
-    def __post_init__(self):
-        if not 0 <= self.burn_in < self.sweeps:
-            raise InputError("sampler: burn_in must be at least 0 and below sweeps")
-        if self.thin < 1 or self.chains < 1:
-            raise InputError("sampler: thin and chains must be at least 1")
-
-    @property
-    def kept(self) -> int:
-        """Draws kept per chain."""
-        return len(range(self.burn_in, self.sweeps, self.thin))
-
-    def rounds(self) -> list[tuple[int, int, int]]:
-        """(sweeps, burn_in, thin) of the runs a chain may stop after, shortest first; the
-        last is the full run. Each is the full run divided by a power of two, exactly, with
-        burn-in half its sweeps, so its draws start where the previous run ended."""
-        out = [(self.sweeps, self.burn_in, self.thin)]
-        if not self.until_converged or 2 * self.burn_in != self.sweeps:
-            return out
-        f = 2
-        while not (self.burn_in % f or self.thin % f) and self.sweeps // f >= FIRST_ROUND_SWEEPS:
-            out.insert(0, (self.sweeps // f, self.burn_in // f, self.thin // f))
-            f *= 2
-        return out
-
-    @property
-    def lengths(self) -> list[int]:
-        """Sweeps of the runs a chain may stop after (``rounds``), shortest first."""
-        return [length for length, _, _ in self.rounds()]
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "SamplerSettings":
-        """Settings from a spec's ``sampler:`` section; a run length it sets is run in full
-        unless it also says ``until_converged: true``."""
-        d = dict(d)
-        if "sweeps" in d:
-            d.setdefault("until_converged", False)
-        prior = Prior(**d.pop("prior", {}))
-        unknown = set(d) - {f for f in cls.__dataclass_fields__}
-        if unknown:
-            raise InputError(f"sampler: unknown setting(s) {sorted(unknown)}; "
-                             f"allowed: {sorted(cls.__dataclass_fields__)}")
-        return cls(prior=prior, **d)
+ROUND_ESS = 50     # ... and its own bulk ESS (from quarters of 125 draws) at least this, every judged entry
 
 
 def choose_factors(Zt: np.ndarray, share: float) -> int:
@@ -248,15 +170,9 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
         saved = {v: os.environ.get(v) for v in env}
         os.environ.update(env)
         try:
-            with process_pool(workers, initializer=_init_worker, initargs=(counter, threads)) as pool:
-                futures = [pool.submit(_chain_in_worker, c, cons, k, settings, s, judged, chain_checkpoint(c))
-                           for c, s in enumerate(seeds)]
-                pending = set(futures)
-                while pending:
-                    _, pending = wait(pending, timeout=0.5)
-                    if monitor:
-                        monitor(list(counter))
-                results = [f.result() for f in futures]
+            jobs = [(c, cons, k, settings, s, judged, chain_checkpoint(c)) for c, s in enumerate(seeds)]
+            results = map_in_processes(_chain_in_worker, jobs, workers, _init_worker, (counter, threads),
+                                       (lambda: monitor(list(counter))) if monitor else None)
         finally:
             for v, old in saved.items():
                 if old is None:

@@ -73,7 +73,8 @@ INFER_DEFAULTS = {"categorical_max_levels": 5, "max_levels": 100,
                   "ordinal_as_categorical_below": 10, "min_rows": 20, "min_level_rows": 5}
 OTHER = "other"          # the level rare levels are merged into
 NUMBER_SHARE = 0.9       # share of cells that must be numbers (dates) for text to read as such
-_SECTIONS = ("exclude", "infer", "columns", "sampler", "synthesis", "bart", "responses", "derived")
+_SECTIONS = ("exclude", "infer", "columns", "derived")
+_SETTINGS = ("sampler", "synthesis", "bart", "responses", "release")   # config.RunConfig reads these
 _EXCLUDE_FIX = "drop it or list it under `exclude` in the spec"
 
 
@@ -114,11 +115,9 @@ class ColumnSpec:
 
 @dataclass(frozen=True)
 class TableSpec:
-    """The modelled columns in input order, the excluded names, and the pass-through spec sections.
+    """The modelled columns in input order, the excluded names, and the spec's other sections
+    (`extra`: `report:`, `survey:` ...; the run's settings are config.RunConfig's).
 
-    `responses` names the columns modelled by BART after the copula, in order (a tuple),
-    or is "auto" (the screen in screen.py chooses them at fit) or "none"; a spec that
-    declares `role: response` columns or `bart: {order: [...]}` gets those.
     `constants` holds the constant columns ({name, value, dtype}; confidential like the
     levels), written back as they are; `order` the output column names in input order
     (empty: the modelled names); `notes` one line per column read or recoded (no values).
@@ -126,24 +125,15 @@ class TableSpec:
 
     columns: tuple[ColumnSpec, ...]
     excluded: tuple[str, ...] = ()
-    sampler: dict = field(default_factory=dict)
-    synthesis: dict = field(default_factory=dict)
-    bart: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
     constants: tuple[dict, ...] = ()
     order: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    responses: str | tuple = "auto"
     derived: str = "auto"
 
     def __post_init__(self):
         for key in ("columns", "excluded", "constants", "order", "notes"):
             object.__setattr__(self, key, tuple(getattr(self, key)))
-        declared = tuple(self.bart.get("order") or [c.name for c in self.columns if c.role == "response"])
-        if declared and self.responses == "auto":
-            object.__setattr__(self, "responses", declared)
-        if not isinstance(self.responses, str):
-            object.__setattr__(self, "responses", tuple(self.responses))
 
     def column(self, name: str) -> ColumnSpec:
         """The spec of modelled column `name` (KeyError if it is not modelled)."""
@@ -186,19 +176,15 @@ class TableSpec:
         d["excluded"] = list(d["excluded"])
         for key in ("constants", "order", "notes"):
             d[key] = list(d[key])
-        if not isinstance(d["responses"], str):
-            d["responses"] = list(d["responses"])
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "TableSpec":
         """Rebuild a TableSpec from `to_dict` output."""
         return cls(columns=tuple(ColumnSpec(**c) for c in d["columns"]),
-                   excluded=tuple(d.get("excluded", ())), sampler=dict(d.get("sampler", {})),
-                   synthesis=dict(d.get("synthesis", {})), bart=dict(d.get("bart", {})),
-                   extra=dict(d.get("extra", {})), constants=tuple(dict(c) for c in d.get("constants", ())),
+                   excluded=tuple(d.get("excluded", ())), extra=dict(d.get("extra", {})), constants=tuple(dict(c) for c in d.get("constants", ())),
                    order=tuple(d.get("order", ())), notes=tuple(d.get("notes", ())),
-                   responses=d.get("responses", "auto"), derived=d.get("derived", "auto"))
+                   derived=d.get("derived", "auto"))
 
 
 def load_spec(path) -> dict:
@@ -265,11 +251,9 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
         raise InputError(f"the table has {len(columns)} varying column(s) to model"
                          f"{' (constant: ' + ', '.join(held) + ')' if held else ''}; the model needs at least "
                          f"two, so add columns or list fewer under `exclude`")
-    extra = {k: v for k, v in raw.items() if k not in _SECTIONS}
-    bart = _section(raw, "bart")
-    return TableSpec(tuple(columns), tuple(excluded), _section(raw, "sampler"), _section(raw, "synthesis"),
-                     bart, extra, tuple(constants), tuple(kept) if constants else (), tuple(notes),
-                     _responses(raw.get("responses"), bart, columns), _derived(raw.get("derived", "auto")))
+    extra = {k: v for k, v in raw.items() if k not in _SECTIONS + _SETTINGS}
+    return TableSpec(tuple(columns), tuple(excluded), extra, tuple(constants), tuple(kept) if constants else (),
+                     tuple(notes), _derived(raw.get("derived", "auto")))
 
 
 def to_codes(frame: pd.DataFrame, spec: TableSpec) -> dict[str, np.ndarray]:
@@ -688,32 +672,6 @@ def _name_list(exclude) -> list[str]:
     if not isinstance(exclude, list):
         raise InputError("the `exclude` section must be a list of column names, e.g. [ID, rownames]")
     return [str(name) for name in exclude]
-
-
-def _section(raw: dict, key: str) -> dict:
-    """A pass-through section that must be a mapping (missing/null -> {})."""
-    value = raw.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InputError(f"the `{key}` section must be a mapping; fix it in the spec")
-    return dict(value)
-
-
-def _responses(value, bart: dict, columns: list[ColumnSpec]) -> str | tuple:
-    """The `responses:` setting: "auto" (default), "none", or a list of column names;
-    `role: response` columns and `bart.order` declare a list too (one way at a time; the
-    TableSpec takes those)."""
-    if value is None:
-        return "auto"
-    if bart.get("order") or any(c.role == "response" for c in columns):
-        raise InputError("the spec declares responses twice (`responses:` and a `role: response` column or "
-                         "`bart.order`); keep one of the two")
-    if value in ("auto", "none"):
-        return value
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise InputError("`responses` must be auto, none or a list of column names, e.g. [age, wage]")
 
 
 def _derived(value) -> str:

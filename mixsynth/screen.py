@@ -63,6 +63,7 @@ from sklearn.linear_model import Ridge
 from sklearn.model_selection import KFold
 from threadpoolctl import threadpool_limits
 
+from .config import MAX_RESPONSE_LEVELS
 from .schema import TableSpec
 
 SCREEN_ROWS = 5000
@@ -72,7 +73,6 @@ MAX_SCREENED = 5
 FOLDS = 5
 MIN_ROWS = 100            # observed rows a column needs to be screened (5 folds of early-stopped boosting)
 CANDIDATE_KINDS = ("ordinal", "count", "continuous", "date")
-MAX_RESPONSE_LEVELS = 8   # a categorical of more levels stays in the copula (one probit forest a level)
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sampler import SamplerSettings
-from .settings import sampler_settings
+from .config import RunConfig
 from .schema import load_spec
 from .tableio import InputError
 
@@ -46,9 +45,10 @@ class Survey:
     seed: int
     holdout: float
 
-    def sampler_settings(self) -> SamplerSettings:
-        """The MCMC settings of the spec's ``sampler:`` section (fixes the number of chains)."""
-        return sampler_settings(self.spec.get("sampler") or {})[0]
+    def config(self, columns=()) -> RunConfig:
+        """The run configuration of the spec (``columns``: the table's ColumnSpecs, for the
+        responses a `role: response` declares)."""
+        return RunConfig.from_spec(self.spec, columns)
 
     def landing_folder(self, root) -> Path:
         """The folder this survey's wave files land in, under the landing ``root``."""

@@ -49,7 +49,7 @@ def test_spec_sections_set_kinds_settings_and_synthesis(real_csv, tmp_path):
     assert main(["fit", str(real_csv), "--spec", str(spec), "--model", str(model), "--no-progress"]) == 0
     with np.load(model, allow_pickle=False) as f:
         meta = json.loads(str(f["meta"]))
-    assert meta["method"] == "rl" and meta["settings"]["sweeps"] == 100
+    assert meta["config"]["method"] == "rl" and meta["config"]["sampler"]["sweeps"] == 100
     assert any(c["name"].startswith("visits=") for c in meta["columns"])
     assert main(["sample", str(model), "--out", str(tmp_path / "s.csv")]) == 0
     assert len(pd.read_csv(tmp_path / "s.csv")) == 123

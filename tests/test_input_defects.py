@@ -268,7 +268,7 @@ def test_a_sparse_number_column_stays_numbers_or_blank(tmp_path, capsys):
     assert "x 10 latent columns" in out                   # both left out of the model
     spec = infer_spec(real)
     assert spec.blanked == ["gained"] and [c["name"] for c in spec.constants] == ["gained", "twin"]
-    record = synthesis_record(survey="s", wave="w", fingerprint="f", spec_raw={}, spec=spec, method={}, seeds={},
+    record = synthesis_record(survey="s", wave="w", fingerprint="f", spec_raw={}, spec=spec, method={}, thresholds=None, seeds={},
                               convergence=None, report=build_report(real, [syn], spec), expectations={},
                               decision={"decision": "release", "rules": [], "limitations": []}, outputs={})
     assert record["blank_columns"] == ["gained"] and record["constant_columns"] == ["twin"]
@@ -294,7 +294,7 @@ def test_report_and_record_name_the_touched_columns_never_values(tmp_path):
     spec = infer_spec(real)
     syn = real.drop(index=20).reset_index(drop=True).assign(region="north")
     report = build_report(real, [syn], spec)
-    record = synthesis_record(survey="s", wave="w", fingerprint="f", spec_raw={}, spec=spec, method={}, seeds={},
+    record = synthesis_record(survey="s", wave="w", fingerprint="f", spec_raw={}, spec=spec, method={}, thresholds=None, seeds={},
                               convergence=None, report=report, expectations={}, decision={
                                   "decision": "release", "rules": [], "limitations": []}, outputs={})
     assert record["recoded_columns"] == ["region"] and record["constant_columns"] == ["filter"]

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec, sampler
+from mixsynth import CopulaSynthesizer, SamplerSettings, config, infer_spec, sampler
 from mixsynth.diagnostics import copula_correlation
 from tables import TRUE_R, gaussian_copula_table
 
@@ -120,7 +120,7 @@ def _fit(table, settings):
 
 
 def test_a_chain_that_has_mixed_stops_with_the_draws_of_that_shorter_run(monkeypatch, gaussian_table):
-    monkeypatch.setattr(sampler, "FIRST_ROUND_SWEEPS", 800)
+    monkeypatch.setattr(config, "FIRST_ROUND_SWEEPS", 800)
     settings = SamplerSettings(sweeps=3200, burn_in=1600, thin=4, chains=2, factors=1)
     assert [r[0] for r in settings.rounds()] == [800, 1600, 3200]
     model = _fit(gaussian_table, settings)
@@ -137,7 +137,7 @@ def test_a_chain_that_has_mixed_stops_with_the_draws_of_that_shorter_run(monkeyp
 
 
 def test_a_chain_that_has_not_mixed_runs_on_to_the_full_length(monkeypatch, gaussian_table):
-    monkeypatch.setattr(sampler, "FIRST_ROUND_SWEEPS", 800)
+    monkeypatch.setattr(config, "FIRST_ROUND_SWEEPS", 800)
     monkeypatch.setattr(sampler, "ROUND_ESS", 10 ** 9)      # no run can pass
     settings = SamplerSettings(sweeps=3200, burn_in=1600, thin=4, chains=2, factors=1)
     model = _fit(gaussian_table, settings)

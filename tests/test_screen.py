@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 
-from mixsynth import CopulaSynthesizer, InputError, SamplerSettings, infer_spec
+from mixsynth import CopulaSynthesizer, InputError, RunConfig, SamplerSettings, infer_spec
 from mixsynth.datasets import nonlinear_survey
 from mixsynth.report.analyses import regression
 from mixsynth.schema import to_codes
@@ -71,15 +71,21 @@ def test_declared_regression_outcomes_are_responses_last():
 
 def test_responses_none_list_and_conflicts():
     real = nonlinear_survey(500, seed=3)
-    assert infer_spec(real).responses == "auto"
-    assert infer_spec(real, {"responses": "none"}).responses == "none"
-    assert infer_spec(real, {"responses": ["wage"]}).responses == ("wage",)
-    assert infer_spec(real, {"columns": {"wage": {"role": "response"}}}).responses == ("wage",)
+    columns = infer_spec(real).columns
+    assert RunConfig.from_spec({}, columns).responses == "auto"
+    assert RunConfig.from_spec({"responses": "none"}, columns).responses == "none"
+    assert RunConfig.from_spec({"responses": ["wage"]}, columns).responses == ("wage",)
+    assert RunConfig.from_spec({"columns": {"wage": {"role": "response"}}},
+                               infer_spec(real, {"columns": {"wage": {"role": "response"}}}).columns).responses == ("wage",)
+    assert RunConfig.from_spec({"bart": {"order": ["wage"]}}, columns).responses == ("wage",)
     with pytest.raises(InputError, match="declares responses twice"):
-        infer_spec(real, {"responses": ["age"], "columns": {"wage": {"role": "response"}}})
+        raw = {"responses": ["age"], "columns": {"wage": {"role": "response"}}}
+        RunConfig.from_spec(raw, infer_spec(real, raw).columns)
     with pytest.raises(InputError, match="auto, none or a list"):
-        infer_spec(real, {"responses": "wage"})
-    model = CopulaSynthesizer(infer_spec(real, {"responses": "none"}), SHORT, seed=0).fit(real)
+        RunConfig.from_spec({"responses": "wage"}, columns)
+    with pytest.raises(InputError, match="'wages', which is not modelled.*'wage'"):
+        CopulaSynthesizer(infer_spec(real), RunConfig(SHORT, responses=("wages",))).fit(real)
+    model = CopulaSynthesizer(infer_spec(real), RunConfig(SHORT, responses="none"), seed=0).fit(real)
     assert model.screen_ is None and model.responses_ == []
 
 
@@ -89,7 +95,7 @@ def survey_fits():
     it only has to show what is lost) on one nonlinear survey."""
     real = nonlinear_survey(3000, seed=0)
     auto = CopulaSynthesizer(infer_spec(real), SamplerSettings(), seed=0).fit(real)
-    alone = CopulaSynthesizer(infer_spec(real, {"responses": "none"}), SHORT, seed=0).fit(real)
+    alone = CopulaSynthesizer(infer_spec(real), RunConfig(SHORT, responses="none"), seed=0).fit(real)
     return real, auto, alone
 
 
@@ -103,12 +109,12 @@ def test_defaults_recover_a_quadratic_an_interaction_and_a_nonmonotone_category(
     real, auto, alone = survey_fits
     assert auto.convergence_["rhat_max"] <= 1.05 and auto.convergence_["ess_bulk_min"] >= 100
     real = with_married(real)
-    files = [with_married(f) for f in auto.sample_many(5, seed=1)]
+    files = [with_married(f) for f in auto.sample_files(5, seed=1)]
     wage = term_overlaps(real, files, WAGE)
     married = term_overlaps(real, files, MARRIED)
     assert wage.min() >= 0.5, wage
     assert married.min() >= 0.5, married
-    flat = [with_married(f) for f in alone.sample_many(5, seed=1)]
+    flat = [with_married(f) for f in alone.sample_files(5, seed=1)]
     assert term_overlaps(real, flat, WAGE)["I(age ** 2)"] < 0
     assert term_overlaps(real, flat, MARRIED)["I(age ** 2)"] < 0
     path = tmp_path / "model.npz"
@@ -129,9 +135,9 @@ def test_binary_outcome_by_probit_bart_keeps_a_nonmonotone_effect():
     real = pd.DataFrame({"age": age, "x": x, "sick": (rng.random(n) < p).astype(int)})
     raw = {"report": {"regressions": [{"formula": "sick ~ age + I(age**2) + x", "family": "logit"}]}}
     model = CopulaSynthesizer(infer_spec(real, raw), SHORT, seed=0).fit(real)
-    assert model.spec_.responses[-1] == "sick"
+    assert model.layout_.responses[-1] == "sick"
     assert {m.name: m.link for m in model.responses_}["sick"] == "probit"
-    files = model.sample_many(5, seed=2)
+    files = model.sample_files(5, seed=2)
     assert abs(np.mean([f["sick"].mean() for f in files]) - real["sick"].mean()) < 0.02
     real_fit = smf.logit("sick ~ age + I(age**2) + x", real).fit(disp=0)
     for f in files:
