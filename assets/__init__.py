@@ -1,4 +1,5 @@
 """Dagster assets: one per stage of a survey wave, thin wrappers around the core."""
-from .survey import survey_assets, waves_partitions
+from .stages import waves_partitions
+from .survey import survey_assets
 
 __all__ = ["survey_assets", "waves_partitions"]

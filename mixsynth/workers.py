@@ -10,6 +10,8 @@ Two guards close that:
 * every worker watches its parent and exits within ``WATCH_SECONDS`` once the parent is gone
   (a SIGKILL, which no handler sees).
 
+``map_in_processes`` runs independent jobs (the copula's chains, the BART fits) that way.
+
 ``stop_on_signals`` turns SIGTERM (a scheduler's stop, a container's, a timeout) into the
 exception ``Stopped`` in the main thread, so the blocks above unwind as for Ctrl-C.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from multiprocessing import get_context
 
@@ -60,6 +62,19 @@ def process_pool(workers: int, initializer=None, initargs=()):
         _terminate(pool)
         raise
     pool.shutdown(wait=True)
+
+
+def map_in_processes(fn, jobs: list[tuple], workers: int, initializer=None, initargs=(), on_wait=None) -> list:
+    """``[fn(*job) for job in jobs]`` computed in ``workers`` processes (``process_pool``);
+    ``on_wait()`` is called about every half second while they run."""
+    with process_pool(workers, initializer, initargs) as pool:
+        futures = [pool.submit(fn, *job) for job in jobs]
+        pending = set(futures)
+        while pending:
+            _, pending = wait(pending, timeout=0.5)
+            if on_wait is not None:
+                on_wait()
+        return [f.result() for f in futures]
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:

@@ -8,7 +8,7 @@ import dagster as dg
 from mixsynth import InputError
 from mixsynth.landing import run_key, scan
 from mixsynth.survey import Survey
-from assets.survey import FINGERPRINT_TAG
+from assets.stages import FINGERPRINT_TAG
 from resources import ConfidentialStore, LandingArea
 
 

@@ -42,8 +42,8 @@ def test_a_resumed_chain_gives_the_draws_of_one_never_stopped(tmp_path, until_co
     table = small_table()
     # until converged: rounds of 2,000 and 4,000 sweeps; the kill falls in the first
     settings = SamplerSettings(sweeps=4000, burn_in=2000, thin=4, until_converged=until_converged)
-    model = CopulaSynthesizer(infer_spec(table), settings, seed=3)
-    cons = model._fit_marginals(table)
+    model = CopulaSynthesizer(infer_spec(table), settings, seed=3).fit_marginals(table)
+    cons = model.constraints(table)
     judged = judged_entries(model.columns_)
 
     def seed():   # a SeedSequence spawns new children at each call: one per run, as in a fit

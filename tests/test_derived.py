@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mixsynth.config import RunConfig
 from mixsynth.derived import find_derivations
 from mixsynth.model import CopulaSynthesizer
 from mixsynth.schema import infer_spec, to_codes
@@ -61,7 +62,7 @@ def test_a_link_with_one_slip_or_seen_only_in_groups_of_one_row_is_not_derived()
 
 def test_derived_columns_hold_exactly_in_every_synthetic_row(short_run, tmp_path):
     table = survey()
-    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}), short_run, seed=0).fit(table)
+    model = CopulaSynthesizer(infer_spec(table), RunConfig(short_run, responses="none"), seed=0).fit(table)
     assert not {c.source for c in model.columns_} & {"hs", "tax", "region", "death"}
     assert model.response_summary()["derived"] == ["tax from state", "region from district", "hs from edu",
                                                    "death from yrdth"]
@@ -93,7 +94,7 @@ def test_derived_columns_hold_exactly_in_every_synthetic_row(short_run, tmp_path
 
 def test_derived_none_models_every_column(short_run):
     table = survey(n=600)
-    model = CopulaSynthesizer(infer_spec(table, {"derived": "none", "responses": "none"}), short_run,
+    model = CopulaSynthesizer(infer_spec(table, {"derived": "none"}), RunConfig(short_run, responses="none"),
                               seed=0).fit(table)
     assert model.derived_ == []
     assert {"hs", "tax"} <= {c.source for c in model.columns_}

@@ -1,6 +1,7 @@
 """The convergence headline's quantities: what the data fix, computed from C."""
 import numpy as np
 
+from mixsynth.config import RunConfig
 from mixsynth.diagnostics import judged_entries
 from mixsynth.latent import LatentColumn
 
@@ -52,8 +53,7 @@ def test_a_column_the_selection_leaves_constant_is_not_judged_with_what_it_blank
     rare[:7] = 1
     weight = np.where(rng.random(n) < 0.05, np.nan, rng.normal(70, 10, n))
     table = pd.DataFrame({"sex": sex, "age": age, "pregnancies": pregnancies, "rare": rare, "weight": weight})
-    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}))
-    model._fit_marginals(table)
+    model = CopulaSynthesizer(infer_spec(table), RunConfig(responses="none")).fit_marginals(table)
     labels = judged_entries(model.columns_).labels([c.name for c in model.columns_])
     assert [c.fixed_where_seen for c in model.columns_ if c.role == "missing"] == [("sex",), ()]
     assert not [x for x in labels if "sex" in x and "pregnancies" in x.replace("pregnancies:missing", "")]

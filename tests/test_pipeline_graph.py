@@ -146,8 +146,8 @@ def test_the_wave_keeps_the_method_settings_it_started_with(stores):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("tiny_waves", [WAVE])
     assert run_wave(folder, instance, [dg.AssetKey(["tiny", "raw_table"])]).success
-    settings = json.loads((stores / "confidential" / "tiny" / WAVE / "settings.json").read_text())
-    assert settings["sampler"]["sweeps"] == 60 and settings["method"] == "rpl" and settings["synthesis"]["m"] == 1
+    config = json.loads((stores / "confidential" / "tiny" / WAVE / "config.json").read_text())
+    assert config["sampler"]["sweeps"] == 60 and config["method"] == "rpl" and config["synthesis"]["m"] == 1
 
     edited = survey_spec()
     edited["sampler"]["sweeps"] = 80

@@ -5,7 +5,7 @@ import pytest
 import statsmodels.formula.api as smf
 from scipy import special, stats
 
-from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec, InputError
+from mixsynth import BartSettings, CopulaSynthesizer, RunConfig, SamplerSettings, infer_spec, InputError
 
 FORMULA = "y1 ~ x1 * x2 + x3 + I(x3 ** 2) + x4 + x5 + C(g)"
 FAST_BART = {"trees": 100, "burn_in": 100, "draws": 300}
@@ -41,10 +41,9 @@ def table():
 @pytest.fixture(scope="module")
 def models(table):
     settings = SamplerSettings(sweeps=800, burn_in=300, thin=5, chains=1)
-    with_bart = infer_spec(table, {"columns": {"y1": {"role": "response"}, "y2": {"role": "response"}},
-                                   "bart": FAST_BART})
-    return {"bart": CopulaSynthesizer(with_bart, settings, seed=1).fit(table),
-            "copula": CopulaSynthesizer(infer_spec(table, {"responses": "none"}), settings, seed=1).fit(table)}
+    with_bart = RunConfig(settings, responses=("y1", "y2"), bart=BartSettings(**FAST_BART))
+    return {"bart": CopulaSynthesizer(infer_spec(table), with_bart, seed=1).fit(table),
+            "copula": CopulaSynthesizer(infer_spec(table), RunConfig(settings, responses="none"), seed=1).fit(table)}
 
 
 def test_interaction_regression_survives_only_with_bart(table, models):
@@ -84,8 +83,9 @@ def test_missing_responses_are_reproduced():
     table = friedman_table(1500, seed=4)
     rng = np.random.default_rng(0)
     table.loc[rng.random(len(table)) < 0.1 + 0.2 * (table["x4"] > 0.7), "y1"] = np.nan
-    spec = infer_spec(table, {"columns": {"y1": {"role": "response"}}, "bart": FAST_BART})
-    model = CopulaSynthesizer(spec, SamplerSettings(sweeps=1200, burn_in=400, thin=4, chains=1), seed=0).fit(table)
+    config = RunConfig(SamplerSettings(sweeps=1200, burn_in=400, thin=4, chains=1), responses=("y1",),
+                       bart=BartSettings(**FAST_BART))
+    model = CopulaSynthesizer(infer_spec(table), config, seed=0).fit(table)
     syn = model.sample(n_rows=6000, seed=0)
     assert abs(syn["y1"].isna().mean() - table["y1"].isna().mean()) < 0.02
     assert syn.loc[syn["x4"] > 0.7, "y1"].isna().mean() > syn.loc[syn["x4"] < 0.5, "y1"].isna().mean() + 0.1
@@ -98,7 +98,7 @@ def test_a_categorical_response_keeps_a_nonmonotone_share_and_one_level_a_row(tm
     copula's level columns can only rise or fall), reproduces the blanks where they are,
     and survives a save and load; a categorical of more than MAX_RESPONSE_LEVELS levels is
     refused by name."""
-    from mixsynth.screen import MAX_RESPONSE_LEVELS
+    from mixsynth.config import MAX_RESPONSE_LEVELS
     rng = np.random.default_rng(1)
     n = 3000
     x = rng.uniform(-2, 2, n)
@@ -107,8 +107,8 @@ def test_a_categorical_response_keeps_a_nonmonotone_share_and_one_level_a_row(tm
     g = np.asarray(["low", "mid", "high"], dtype=object)[(rng.random(n)[:, None] > p.cumsum(axis=1)).sum(axis=1)]
     g[rng.random(n) < 0.05 + 0.1 * (x > 1)] = None
     table = pd.DataFrame({"x": x, "z": x + rng.standard_normal(n), "g": g})
-    spec = infer_spec(table, {"responses": ["g"]})
-    model = CopulaSynthesizer(spec, SamplerSettings(sweeps=2000, burn_in=1000, thin=4, chains=1), seed=0).fit(table)
+    config = RunConfig(SamplerSettings(sweeps=2000, burn_in=1000, thin=4, chains=1), responses=("g",))
+    model = CopulaSynthesizer(infer_spec(table), config, seed=0).fit(table)
     assert model.response_summary()["links"] == {"g": "categorical"}
     model.save(tmp_path / "m.npz")
     loaded = CopulaSynthesizer.load(tmp_path / "m.npz")
@@ -128,7 +128,8 @@ def test_a_categorical_response_keeps_a_nonmonotone_share_and_one_level_a_row(tm
     assert blank_above > syn.loc[syn["x"] < 1, "g"].isna().mean() + 0.03
     wide = pd.DataFrame({"x": np.arange(900.0), "g": [f"v{i % (MAX_RESPONSE_LEVELS + 1)}" for i in range(900)]})
     with pytest.raises(InputError, match="'g'.*more than the"):
-        CopulaSynthesizer(infer_spec(wide, {"responses": ["g"]}), SamplerSettings(sweeps=20, burn_in=10, chains=1)).fit(wide)
+        CopulaSynthesizer(infer_spec(wide), RunConfig(SamplerSettings(sweeps=20, burn_in=10, chains=1),
+                                                      responses=("g",))).fit(wide)
 
 
 def test_the_latent_scale_settles_within_the_burn_in():
@@ -239,8 +240,9 @@ def test_a_response_with_blanks_keeps_the_marginal_of_its_seen_values():
     employed = rng.random(n) < special.expit(2.0 * x)
     wage = np.exp(3 + 0.5 * x + 0.3 * np.sin(3 * x) + rng.normal(0, 0.3, n))
     table = pd.DataFrame({"x": x, "employed": employed.astype(int), "wage": np.where(employed, wage, np.nan)})
-    spec = infer_spec(table, {"responses": ["wage"], "bart": FAST_BART})
-    model = CopulaSynthesizer(spec, SamplerSettings(sweeps=600, burn_in=300, thin=3, chains=1), seed=0).fit(table)
+    config = RunConfig(SamplerSettings(sweeps=600, burn_in=300, thin=3, chains=1), responses=("wage",),
+                       bart=BartSettings(**FAST_BART))
+    model = CopulaSynthesizer(infer_spec(table), config, seed=0).fit(table)
     syn = model.sample(n_rows=4000, seed=1)
     seen = table["wage"].dropna()
     assert abs(syn["wage"].isna().mean() - table["wage"].isna().mean()) < 0.04

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from mixsynth.config import RunConfig, SynthesisSettings
 from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec, write_table
 from mixsynth.datasets import paper_simulation
 from mixsynth.encode import categorical_sources, level_columns
@@ -34,7 +35,7 @@ def paper_models():
     table = paper_simulation(n=5000, seed=0)
     spec = infer_spec(table, {"columns": {"x1": {"kind": "categorical"}}})
     settings = SamplerSettings(sweeps=1200, burn_in=400, thin=4, chains=1)
-    return table, {m: CopulaSynthesizer(spec, settings, method=m, seed=1).fit(table) for m in ("rpl", "rl")}
+    return table, {m: CopulaSynthesizer(spec, RunConfig(settings, method=m), seed=1).fit(table) for m in ("rpl", "rl")}
 
 
 def _group_mean_mse(model, table, files=10):
@@ -155,11 +156,11 @@ def test_saved_model_samples_the_same_file(copula_model, tmp_path):
 
 
 def test_m_files_come_from_m_different_draws(copula_model):
-    files = copula_model.sample_many(3, n_rows=500, seed=1)
+    files = copula_model.sample_files(3, n_rows=500, seed=1)
     assert len(files) == 3 and all(len(f) == 500 for f in files)
     assert not files[0].equals(files[1])
     with pytest.raises(ValueError, match="m must be"):
-        copula_model.sample_many(copula_model.n_draws_ + 1)
+        copula_model.sample_files(copula_model.n_draws_ + 1)
 
 
 def test_sixty_level_categorical_works():
@@ -188,7 +189,7 @@ def test_rare_levels_share_one_level_column_and_keep_their_own_rows():
     model = CopulaSynthesizer(infer_spec(table), settings, seed=0).fit(table)
     levels = [c for c in model.columns_ if c.role == "level"]
     assert [len(c.pooled) for c in levels] == [0, 0, 30]     # us, mx and one column for the 30 rare
-    files = model.sample_many(5, seed=0)
+    files = model.sample_files(5, seed=0)
     real_share = table["country"].value_counts(normalize=True)
     syn_share = files[0]["country"].value_counts(normalize=True).reindex(real_share.index, fill_value=0.0)
     assert (syn_share > 0).all()                               # every rare level is still drawn
@@ -224,7 +225,7 @@ def test_a_lone_level_of_a_few_rows_that_no_pool_takes_gets_no_column(short_run)
     c = rng.choice(["a", "b"], size=n, p=[0.6, 0.4])
     c[rng.choice(n, 6, replace=False)] = "z"
     table = pd.DataFrame({"c": c, "x": rng.normal(size=n) + 1.5 * (c == "b")})
-    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}), short_run, seed=0).fit(table)
+    model = CopulaSynthesizer(infer_spec(table), RunConfig(short_run, responses="none"), seed=0).fit(table)
     assert [col.name for col in model.columns_ if col.role == "level"] == ["c=a", "c=b"]
     syn = model.sample(n_rows=6000, seed=1)
     assert set(syn["c"]) == {"a", "b", "z"} and 5 <= (syn["c"] == "z").sum() <= 40   # 18 expected
@@ -252,7 +253,7 @@ def test_a_level_held_on_the_rows_of_another_categoricals_level_shares_its_colum
     a = np.where(asked, np.where(x + rng.normal(size=n) > 0, "yes", "no"), "not asked")
     b = np.where(asked, np.where(x + rng.normal(size=n) > 0.5, "yes", "no"), "not asked")
     table = pd.DataFrame({"x": x, "a": a, "b": b})
-    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}), short_run, seed=0).fit(table)
+    model = CopulaSynthesizer(infer_spec(table), RunConfig(short_run, responses="none"), seed=0).fit(table)
     levels = [c.name for c in model.columns_ if c.role == "level"]
     assert levels == ["a=no", "a=not asked", "a=yes", "b=no", "b=yes"]
     assert {c.rest_copy for c in model.columns_ if c.source == "b"} == {"a=not asked"}
@@ -351,7 +352,7 @@ def test_skip_patterns_coded_as_a_level_hold_in_every_synthetic_row(short_run, t
     sector = np.where(work == "none", "n/a", np.where(rng.random(n) < np.where(work == "self", 0.1, 0.4),
                                                       "public", "private"))
     table = pd.DataFrame({"work": work, "age": age, "hours": hours, "wage": wage, "sector": sector})
-    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}), short_run, seed=0).fit(table)
+    model = CopulaSynthesizer(infer_spec(table), RunConfig(short_run, responses="none"), seed=0).fit(table)
     levels = {c.name: c.levels for c in model.spec_.columns if c.levels}
     implied = {c.source: {(s, levels[s][lv], v) for s, lv, v in c.implied} for c in model.columns_ if c.implied}
     na = ("sector", "n/a", 0.0)   # the same rows as work = none: either implies the zeros
@@ -406,8 +407,8 @@ def test_edit_rules_hold_in_every_synthetic_row(short_run):
     hours = np.where(employed == 1, rng.normal(38, 6, n).round(1), np.nan)
     table = pd.DataFrame({"age": age, "employed": employed, "hours": hours})
     rule = "age >= 20 or employed == 0"
-    spec = infer_spec(table, {"synthesis": {"rules": [rule]}})
-    model = CopulaSynthesizer(spec, short_run, seed=4).fit(table)
+    spec, ruled_run = infer_spec(table), RunConfig(short_run, synthesis=SynthesisSettings(rules=(rule,)))
+    model = CopulaSynthesizer(spec, ruled_run, seed=4).fit(table)
     free, _ = model.sample(seed=3, return_info=True)
     broken = ~free.eval(rule, engine="python")
     ruled, info = model.sample(seed=3, rules=[rule], return_info=True)
@@ -417,11 +418,11 @@ def test_edit_rules_hold_in_every_synthetic_row(short_run):
 
     with pytest.raises(ValueError, match=r"fails on 1 real row"):
         youngest = int(np.argmin(age))
-        CopulaSynthesizer(spec, short_run).fit_marginals(table.assign(
+        CopulaSynthesizer(spec, ruled_run).fit_marginals(table.assign(
             employed=np.where(np.arange(n) == youngest, 1.0, employed),
             hours=np.where(np.arange(n) == youngest, 40.0, hours)))
     with pytest.raises(ValueError, match="cannot be evaluated"):
-        CopulaSynthesizer(infer_spec(table, {"synthesis": {"rules": ["salary > 0"]}}), short_run).fit_marginals(table)
+        CopulaSynthesizer(infer_spec(table), RunConfig(short_run, synthesis=SynthesisSettings(rules=("salary > 0",)))).fit_marginals(table)
 
 
 def test_proposals_stop_once_combinations_are_too_rare_to_match(monkeypatch, short_run):
@@ -484,7 +485,7 @@ def test_no_synthetic_cell_holds_a_count_only_one_respondent_has(short_run):
     kids[:3] = [11.0, 14.0, 17.0]
     visits = np.round(rng.gamma(2.0, 3.0, n))
     table = pd.DataFrame({"age": age, "kids": kids, "visits": visits, "smoker": rng.integers(0, 2, n)})
-    model = CopulaSynthesizer(infer_spec(table, {"responses": "none"}), short_run, seed=0).fit(table)
+    model = CopulaSynthesizer(infer_spec(table), RunConfig(short_run, responses="none"), seed=0).fit(table)
     syn = model.sample(n_rows=8000, seed=1)
     for name in ("kids", "visits"):
         held = table[name].value_counts()
