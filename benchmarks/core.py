@@ -241,7 +241,7 @@ def bench_sweeps(cfg: dict) -> dict:
     from mixsynth.latent import LEVEL, initial_latent
     from mixsynth.sampler import NOISE_STREAMS, Prior, choose_factors, initial_state, sweep
     from mixsynth.schema import to_codes
-    from mixsynth.truncnorm import seed_streams
+    from mixsynth.kernels.truncnorm import seed_streams
 
     frame = paper_layout(n=cfg["layout_n"], seed=cfg["layout_seed"])
     spec = infer_spec(frame)

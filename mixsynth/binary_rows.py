@@ -27,7 +27,7 @@ import numpy as np
 
 from .blank_cells import upper_solve
 from .latent import Constraints
-from .truncnorm import draw_probit
+from .kernels.truncnorm import draw_probit
 
 RARE_SHARE = 0.1     # a binary whose smaller group holds under this share of its observed rows
 MOVES_PER_SWEEP = 2  # rare binaries moved a sweep, drawn at random (NHEFS has 21): four on

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import stats
 
 from .blank_cells import BlankPatterns, blank_patterns
-from .truncnorm import std_normal, truncnorm, uniform
+from .kernels.truncnorm import std_normal, truncnorm, uniform
 
 RANK, LEVEL = 0, 1
 TIE_ROWS = 20  # a boundary between two tie groups of at least this many rows gets the cut move

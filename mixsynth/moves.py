@@ -34,7 +34,7 @@ import numpy as np
 from .binary_rows import move_binary_rows
 from .blank_cells import draw_omega
 from .latent import Constraints, update_latent_factor, update_latent_full
-from .truncnorm import fill_normal
+from .kernels.truncnorm import fill_normal
 
 CUT_SHARE = 0.25  # a column's cut moves run in this share of the sweeps: on the paper layout
 #   (two chains of 3,000 sweeps) max R-hat 1.080, min bulk ESS 25 at 1.2 times the time of a

@@ -70,7 +70,7 @@ from stochtree.config import ForestModelConfig, GlobalModelConfig
 
 from .latent import LatentColumn, build_constraints, draw_latent, initial_latent
 from .tableio import InputError
-from .truncnorm import draw_probit, seed_streams
+from .kernels.truncnorm import draw_probit, seed_streams
 
 @dataclass(frozen=True)
 class BartSettings:

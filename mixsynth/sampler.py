@@ -17,7 +17,7 @@ from .diagnostics import Judged, chain_converged, every_entry
 from .latent import LEVEL, Constraints, initial_latent
 from .moves import ChainState, Prior, factor_sweep, full_sweep
 from .tableio import InputError
-from .truncnorm import seed_streams
+from .kernels.truncnorm import seed_streams
 from .workers import process_pool
 
 NOISE_STREAMS = 16  # blocks of rows for the factor draws; fixed so results do not depend on cores

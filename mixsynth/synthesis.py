@@ -13,7 +13,7 @@ from scipy import special
 
 from .encode import copula_codes
 from .latent import LatentColumn, build_constraints, draw_latent
-from .truncnorm import seed_streams
+from .kernels.truncnorm import seed_streams
 
 MIN_MATCH_SHARE = 0.01  # a proposal batch matching fewer of the rows left ends the proposals
 

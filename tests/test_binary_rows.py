@@ -7,7 +7,7 @@ from scipy import stats
 from mixsynth import binary_rows
 from mixsynth.binary_rows import move_binary_rows, rare_binaries
 from mixsynth.latent import LatentColumn, build_constraints
-from mixsynth.truncnorm import seed_streams
+from mixsynth.kernels.truncnorm import seed_streams
 
 
 def test_the_inverse_wisharts_regression_prior_is_the_one_the_move_uses():

@@ -3,7 +3,7 @@ latents exactly invariant (latent.py, ``_move_cut``)."""
 import numpy as np
 
 from mixsynth.latent import _move_cut
-from mixsynth.truncnorm import seed_streams
+from mixsynth.kernels.truncnorm import seed_streams
 
 
 def test_cut_move_keeps_the_exact_distribution_of_the_gap():

@@ -1,0 +1,13 @@
+"""The compiled (numba) leaves of the sampler and the small typed structures they take.
+
+Every module here is a leaf: it imports numpy, math and numba, and other modules of this
+package, never the rest of mixsynth. The plain-Python code that prepares their arguments
+and draws their random parts from a chain's generator lives outside, in the module of the
+same name or the one named in each kernel's docstring:
+
+* ``truncnorm``: per-column generator streams, normals and truncated normals.
+
+numba caches each kernel in ``__pycache__`` beside its module, and its cache does not
+notice an edit to a function of another module that a kernel calls (``truncnorm`` from
+``latent``): after such an edit, delete ``mixsynth/kernels/__pycache__/*.nbi *.nbc``.
+"""
