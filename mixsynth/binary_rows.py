@@ -26,7 +26,7 @@ import numba as nb
 import numpy as np
 
 from .blank_cells import upper_solve
-from .latent import Constraints
+from .constraints import Constraints
 from .kernels.truncnorm import draw_probit
 
 RARE_SHARE = 0.1     # a binary whose smaller group holds under this share of its observed rows

@@ -19,7 +19,8 @@ from .derived import Derivation, Refinement, find_derivations, find_refinements
 from .diagnostics import convergence, copula_correlation, judged_entries
 from .guards import check_layout
 from .encode import categorical_sources, encode, level_codes, rank_column_values
-from .latent import LatentColumn, initial_latent
+from .constraints import initial_latent
+from .latent_columns import LatentColumn
 from .marginals import fit_marginal, marginal_from_state
 from .sampler import SamplerSettings, choose_factors, run_chain, run_chains
 from .schema import TableSpec, from_codes, infer_spec, to_codes

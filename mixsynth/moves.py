@@ -33,7 +33,8 @@ import numpy as np
 
 from .binary_rows import move_binary_rows
 from .blank_cells import draw_omega
-from .latent import Constraints, update_latent_factor, update_latent_full
+from .constraints import Constraints
+from .kernels.latent import update_latent_factor, update_latent_full
 from .kernels.truncnorm import fill_normal
 
 CUT_SHARE = 0.25  # a column's cut moves run in this share of the sweeps: on the paper layout
@@ -100,7 +101,7 @@ def factor_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior
     U = np.ascontiguousarray((PL.T @ st.Zt).T)                   # u_i = Lambda' D (z_i - alpha), (n, k)
     U -= st.alpha @ PL
     update_latent_factor(st.Zt, U, st.alpha, st.prec, G, cond_prec, st.Lambda, _cut_now(cons, rng),
-                         *cons.kernel_args, streams)
+                         cons.arrays, streams)
     fill_normal(st.etaT, noise_streams)
     st.etaT = np.linalg.cholesky(W) @ st.etaT
     st.etaT += W @ U.T
@@ -147,7 +148,7 @@ def full_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: 
     Omega = move_binary_rows(st.omega, st.Zt, st.alpha, cons, scale0, rng, streams)
     Q = _sym(np.linalg.inv(Omega))
     R = np.ascontiguousarray((st.Zt - st.alpha[:, None]).T @ Q)  # r_i = Q (z_i - alpha), (n, p)
-    update_latent_full(st.Zt, R, Q, _cut_now(cons, rng), *cons.kernel_args, streams)
+    update_latent_full(st.Zt, R, Q, _cut_now(cons, rng), cons.arrays, streams)
 
     u = np.where(intercept,
                  gig_move(0.5 * (1.0 - nu0) + np.zeros(p), st.alpha ** 2 / prior.alpha_var, scale0 * np.diag(Q), rng),
@@ -172,7 +173,7 @@ def full_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior: 
 
 def _cut_now(cons: Constraints, rng: np.random.Generator) -> np.ndarray:
     """(p,) bool: the columns whose cut moves run this sweep, a share CUT_SHARE drawn at random."""
-    if not cons.cuts.size:
+    if not cons.arrays.cuts.size:
         return np.zeros(cons.kind.size, dtype=np.bool_)
     return rng.random(cons.kind.size) < CUT_SHARE
 

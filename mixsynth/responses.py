@@ -68,7 +68,8 @@ from scipy import special
 from stochtree import Dataset, Forest, ForestContainer, ForestSampler, GlobalVarianceModel, Residual, RNG
 from stochtree.config import ForestModelConfig, GlobalModelConfig
 
-from .latent import LatentColumn, build_constraints, draw_latent, initial_latent
+from .constraints import build_constraints, draw_latent, initial_latent
+from .latent_columns import LatentColumn
 from .tableio import InputError
 from .kernels.truncnorm import draw_probit, seed_streams
 

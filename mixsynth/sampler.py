@@ -14,7 +14,8 @@ from threadpoolctl import threadpool_limits
 
 from .checkpoint import Checkpoint, CheckpointFolder, chain_key
 from .diagnostics import Judged, chain_converged, every_entry
-from .latent import LEVEL, Constraints, initial_latent
+from .constraints import Constraints, initial_latent
+from .kernels.latent import LEVEL
 from .moves import ChainState, Prior, factor_sweep, full_sweep
 from .tableio import InputError
 from .kernels.truncnorm import seed_streams

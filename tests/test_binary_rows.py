@@ -6,7 +6,8 @@ from scipy import stats
 
 from mixsynth import binary_rows
 from mixsynth.binary_rows import move_binary_rows, rare_binaries
-from mixsynth.latent import LatentColumn, build_constraints
+from mixsynth.constraints import build_constraints
+from mixsynth.latent_columns import LatentColumn
 from mixsynth.kernels.truncnorm import seed_streams
 
 

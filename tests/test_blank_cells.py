@@ -3,7 +3,8 @@ posterior exactly invariant."""
 import numpy as np
 
 from mixsynth.blank_cells import blank_patterns, draw_omega
-from mixsynth.latent import LatentColumn, build_constraints
+from mixsynth.constraints import build_constraints
+from mixsynth.latent_columns import LatentColumn
 
 
 def test_patterns_group_the_columns_blank_in_the_same_rows():

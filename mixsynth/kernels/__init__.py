@@ -5,7 +5,9 @@ package, never the rest of mixsynth. The plain-Python code that prepares their a
 and draws their random parts from a chain's generator lives outside, in the module of the
 same name or the one named in each kernel's docstring:
 
-* ``truncnorm``: per-column generator streams, normals and truncated normals.
+* ``truncnorm``: per-column generator streams, normals and truncated normals;
+* ``latent``: the constraints as one structure (``ConstraintArrays``), the updates of Z and
+  the cut move (``mixsynth.constraints`` builds the structure and calls them outside a sweep).
 
 numba caches each kernel in ``__pycache__`` beside its module, and its cache does not
 notice an edit to a function of another module that a kernel calls (``truncnorm`` from
