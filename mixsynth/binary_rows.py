@@ -25,8 +25,8 @@ import math
 import numba as nb
 import numpy as np
 
-from .blank_cells import upper_solve
 from .constraints import Constraints
+from .kernels.linalg import upper_solve
 from .kernels.truncnorm import draw_probit
 
 RARE_SHARE = 0.1     # a binary whose smaller group holds under this share of its observed rows

@@ -15,7 +15,8 @@ import numba as nb
 import numpy as np
 from scipy import stats
 
-from .blank_cells import BlankPatterns, blank_patterns
+from .blank_cells import blank_patterns
+from .kernels.blank_cells import BlankPatterns
 from .kernels.latent import LEVEL, RANK, ConstraintArrays, update_latent
 from .latent_columns import LatentColumn
 

@@ -7,7 +7,10 @@ same name or the one named in each kernel's docstring:
 
 * ``truncnorm``: per-column generator streams, normals and truncated normals;
 * ``latent``: the constraints as one structure (``ConstraintArrays``), the updates of Z and
-  the cut move (``mixsynth.constraints`` builds the structure and calls them outside a sweep).
+  the cut move (``mixsynth.constraints`` builds the structure and calls them outside a sweep);
+* ``blank_cells``: the draw of Omega with each blank pattern's cells integrated out, and the
+  patterns as one structure (``mixsynth.blank_cells``);
+* ``linalg``: triangular solves and an inverse-Wishart draw from its random parts.
 
 numba caches each kernel in ``__pycache__`` beside its module, and its cache does not
 notice an edit to a function of another module that a kernel calls (``truncnorm`` from
