@@ -10,6 +10,8 @@ same name or the one named in each kernel's docstring:
   the cut move (``mixsynth.constraints`` builds the structure and calls them outside a sweep);
 * ``blank_cells``: the draw of Omega with each blank pattern's cells integrated out, and the
   patterns as one structure (``mixsynth.blank_cells``);
+* ``binary_rows``: the collapsed move of a rare binary's row of Omega
+  (``mixsynth.binary_rows``);
 * ``linalg``: triangular solves and an inverse-Wishart draw from its random parts.
 
 numba caches each kernel in ``__pycache__`` beside its module, and its cache does not
