@@ -12,7 +12,8 @@ same name or the one named in each kernel's docstring:
   patterns as one structure (``mixsynth.blank_cells``);
 * ``binary_rows``: the collapsed move of a rare binary's row of Omega
   (``mixsynth.binary_rows``);
-* ``linalg``: triangular solves and an inverse-Wishart draw from its random parts.
+* ``linalg``: triangular solves and an inverse-Wishart draw from its random parts;
+* ``ess``: effective sample sizes of many quantities (``mixsynth.chain_stats``).
 
 numba caches each kernel in ``__pycache__`` beside its module, and its cache does not
 notice an edit to a function of another module that a kernel calls (``truncnorm`` from
