@@ -13,6 +13,7 @@ same name or the one named in each kernel's docstring:
 * ``binary_rows``: the collapsed move of a rare binary's row of Omega
   (``mixsynth.binary_rows``);
 * ``linalg``: triangular solves and an inverse-Wishart draw from its random parts;
+* ``gig``: the scale move's steps (``mixsynth.moves``);
 * ``ess``: effective sample sizes of many quantities (``mixsynth.chain_stats``).
 
 numba caches each kernel in ``__pycache__`` beside its module, and its cache does not
