@@ -1,7 +1,7 @@
 """The compiled (numba) leaves of the sampler and the small typed structures they take.
 
-Every module here is a leaf: it imports numpy, math and numba, and other modules of this
-package, never the rest of mixsynth. The plain-Python code that prepares their arguments
+Every module here is a leaf: it imports numpy, numba, the standard library and other
+modules of this package, never the rest of mixsynth. The plain-Python code that prepares their arguments
 and draws their random parts from a chain's generator lives outside, in the module of the
 same name or the one named in each kernel's docstring:
 
