@@ -236,12 +236,13 @@ def bench_sweeps(cfg: dict) -> dict:
     from threadpoolctl import threadpool_limits
 
     from mixsynth import infer_spec
+    from mixsynth.constraints import initial_latent
     from mixsynth.datasets import paper_layout
     from mixsynth.encode import encode
-    from mixsynth.latent import LEVEL, initial_latent
+    from mixsynth.kernels.latent import LEVEL
+    from mixsynth.kernels.truncnorm import seed_streams
     from mixsynth.sampler import NOISE_STREAMS, Prior, choose_factors, initial_state, sweep
     from mixsynth.schema import to_codes
-    from mixsynth.truncnorm import seed_streams
 
     frame = paper_layout(n=cfg["layout_n"], seed=cfg["layout_seed"])
     spec = infer_spec(frame)

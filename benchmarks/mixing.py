@@ -92,9 +92,9 @@ def bench_sweep(sweeps: int = 20) -> dict:
 
     import mixsynth.encode as encode
     from mixsynth import CopulaSynthesizer, infer_spec
-    from mixsynth.latent import LEVEL
+    from mixsynth.kernels.latent import LEVEL
+    from mixsynth.kernels.truncnorm import seed_streams
     from mixsynth.sampler import NOISE_STREAMS, initial_state, sweep
-    from mixsynth.truncnorm import seed_streams
 
     train, out, default = census_extract(), {}, encode.LEVEL_COLUMN_SHARE
     spec = infer_spec(train, {"responses": "none"})

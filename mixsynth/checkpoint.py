@@ -90,6 +90,6 @@ def chain_key(seed: np.random.SeedSequence, settings, k: int, cons) -> str:
     the constraints the data put on the latent columns."""
     h = hashlib.sha256()
     h.update(json.dumps([seed.entropy, list(seed.spawn_key), asdict(settings), k], default=str).encode())
-    for f in fields(cons):
-        h.update(np.ascontiguousarray(getattr(cons, f.name)).tobytes())
+    for array in cons.arrays:
+        h.update(np.ascontiguousarray(array).tobytes())
     return h.hexdigest()

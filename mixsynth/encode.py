@@ -43,7 +43,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .latent import Constraints, LatentColumn, build_constraints
+from .constraints import Constraints, build_constraints
+from .latent_columns import LatentColumn
 from .schema import TableSpec
 from .tableio import InputError
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from .derived import Derivation, Refinement, find_derivations, find_refinements
 from .encode import categorical_sources, copula_codes, latent_columns, level_codes, rank_column_values
-from .latent import Constraints, LatentColumn, build_constraints
+from .constraints import Constraints, build_constraints
+from .latent_columns import LatentColumn
 from .schema import TableSpec
 from .screen import ResponseScreen, regression_outcomes, screen_responses
 

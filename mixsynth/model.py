@@ -23,7 +23,7 @@ from .config import RunConfig, SamplerSettings
 from .diagnostics import convergence, copula_correlation, judged_entries
 from .encode import level_codes, rank_column_values
 from .guards import check_layout
-from .latent import initial_latent
+from .constraints import initial_latent
 from .layout import fit_layout
 from .marginals import fit_marginal
 from .responses import CategoricalResponse, Design, ResponseModel, Rows, fit_any

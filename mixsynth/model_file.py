@@ -13,7 +13,7 @@ import numpy as np
 
 from .config import RunConfig
 from .derived import Derivation, Refinement
-from .latent import LatentColumn
+from .latent_columns import LatentColumn
 from .layout import Layout
 from .marginals import marginal_from_state
 from .responses import response_from_state

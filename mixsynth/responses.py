@@ -69,8 +69,9 @@ from stochtree import Dataset, Forest, ForestContainer, ForestSampler, GlobalVar
 from stochtree.config import ForestModelConfig, GlobalModelConfig
 
 from .config import BartSettings
-from .latent import LatentColumn, build_constraints, draw_latent, initial_latent
-from .truncnorm import draw_probit, seed_streams
+from .constraints import build_constraints, draw_latent, initial_latent
+from .latent_columns import LatentColumn
+from .kernels.truncnorm import draw_probit, seed_streams
 
 @dataclass(frozen=True)
 class Design:

@@ -13,10 +13,11 @@ from threadpoolctl import threadpool_limits
 from .checkpoint import Checkpoint, CheckpointFolder, chain_key
 from .config import SamplerSettings
 from .diagnostics import Judged, chain_converged, every_entry
-from .latent import LEVEL, Constraints, initial_latent
 from .config import Prior
+from .constraints import Constraints, initial_latent
+from .kernels.latent import LEVEL
 from .moves import ChainState, factor_sweep, full_sweep
-from .truncnorm import seed_streams
+from .kernels.truncnorm import seed_streams
 from .workers import map_in_processes
 
 NOISE_STREAMS = 16  # blocks of rows for the factor draws; fixed so results do not depend on cores

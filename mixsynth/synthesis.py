@@ -12,8 +12,9 @@ import numpy as np
 from scipy import special
 
 from .encode import copula_codes
-from .latent import LatentColumn, build_constraints, draw_latent
-from .truncnorm import seed_streams
+from .constraints import build_constraints, draw_latent
+from .latent_columns import LatentColumn
+from .kernels.truncnorm import seed_streams
 
 MIN_MATCH_SHARE = 0.01  # a proposal batch matching fewer of the rows left ends the proposals
 

@@ -6,8 +6,10 @@ from scipy import stats
 
 from mixsynth import binary_rows
 from mixsynth.binary_rows import move_binary_rows, rare_binaries
-from mixsynth.latent import LatentColumn, build_constraints
-from mixsynth.truncnorm import seed_streams
+from mixsynth.constraints import build_constraints
+from mixsynth.kernels import binary_rows as compiled
+from mixsynth.kernels.truncnorm import seed_streams
+from mixsynth.latent_columns import LatentColumn
 
 
 def test_the_inverse_wisharts_regression_prior_is_the_one_the_move_uses():
@@ -76,7 +78,7 @@ def test_log_ndtr_is_scipys_in_both_tails():
     from scipy.special import log_ndtr
 
     x = np.r_[-60.0, -35.0, -20.5, -20.0, -19.5, -8.0, -1.0, 0.0, 2.5, 6.0, 6.5, 12.0, 40.0]
-    ours = np.array([binary_rows.log_ndtr(v) for v in x])
+    ours = np.array([compiled.log_ndtr(v) for v in x])
     assert np.allclose(ours, log_ndtr(x), rtol=1e-13, atol=1e-300)
 
 
@@ -105,7 +107,7 @@ def test_probit_terms_are_the_probits_log_posterior_gradient_and_curvature():
         u = sign * (coef @ Zt - coef @ alpha - t[j])
         return log_ndtr(u[sign != 0]).sum() - 0.5 * prior @ (t * t), u
 
-    lp, grad, H = binary_rows.probit_terms(theta, j, Zt, alpha, sign, rows, weight, np.ascontiguousarray(At), prior)
+    lp, grad, H = compiled.probit_terms(theta, j, Zt, alpha, sign, rows, weight, np.ascontiguousarray(At), prior)
     want, u = log_post(theta)
     mills = np.where(sign != 0, np.exp(-0.5 * u * u - log_ndtr(u)) / np.sqrt(2 * np.pi), 0.0)
     v = sign * mills
@@ -125,7 +127,7 @@ def test_newton_step_is_the_cholesky_and_the_solve():
     H = a @ a.T + 0.1 * np.eye(7)
     grad = rng.standard_normal(7)
     chol, step = np.empty_like(H), grad.copy()
-    assert binary_rows.newton_step(H, step, 1.2, chol)
+    assert compiled.newton_step(H, step, 1.2, chol)
     assert np.allclose(chol, np.linalg.cholesky(H / 1.2), rtol=1e-12) and np.allclose(step, np.linalg.solve(H, grad))
     H[3, 3] = -1.0
-    assert not binary_rows.newton_step(H, grad.copy(), 1.2, chol)
+    assert not compiled.newton_step(H, grad.copy(), 1.2, chol)

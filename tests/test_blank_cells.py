@@ -3,7 +3,8 @@ posterior exactly invariant."""
 import numpy as np
 
 from mixsynth.blank_cells import blank_patterns, draw_omega
-from mixsynth.latent import LatentColumn, build_constraints
+from mixsynth.constraints import build_constraints
+from mixsynth.latent_columns import LatentColumn
 
 
 def test_patterns_group_the_columns_blank_in_the_same_rows():
@@ -71,7 +72,8 @@ def test_with_no_blanks_it_is_the_conjugate_draw():
 def test_the_compiled_inverse_wishart_is_bartletts_construction():
     """The draw from its random parts equals the numpy construction, and its mean over
     draws is scale / (df - q - 1)."""
-    from mixsynth.blank_cells import _inverse_wishart, inverse_wishart_from
+    from mixsynth.blank_cells import _inverse_wishart
+    from mixsynth.kernels.linalg import inverse_wishart_from
 
     rng = np.random.default_rng(3)
     q, df = 4, 12.0

@@ -1,9 +1,9 @@
 """The cut move between two tie groups leaves the rank likelihood's distribution of the
-latents exactly invariant (latent.py, ``_move_cut``)."""
+latents exactly invariant (kernels/latent.py, ``move_cut``)."""
 import numpy as np
 
-from mixsynth.latent import _move_cut
-from mixsynth.truncnorm import seed_streams
+from mixsynth.kernels.latent import move_cut
+from mixsynth.kernels.truncnorm import seed_streams
 
 
 def test_cut_move_keeps_the_exact_distribution_of_the_gap():
@@ -25,7 +25,7 @@ def test_cut_move_keeps_the_exact_distribution_of_the_gap():
         exact[r] = z[20] - z[19]
         start = z.copy()
         for _ in range(5):
-            _move_cut(z, mu, sd, 0, 0, order, -1, 0, 20, 40, -1, keep, state)
+            move_cut(z, mu, sd, 0, 0, order, -1, 0, 20, 40, -1, keep, state)
         changed += not np.array_equal(z, start)
         moved[r], top[r] = z[20:].min() - z[:20].max(), z[:20].max()
     assert changed > 0.5 * reps                                   # the move does move

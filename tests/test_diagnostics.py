@@ -3,7 +3,7 @@ import numpy as np
 
 from mixsynth.config import RunConfig
 from mixsynth.diagnostics import judged_entries
-from mixsynth.latent import LatentColumn
+from mixsynth.latent_columns import LatentColumn
 
 
 def test_correlations_where_a_column_is_seen_match_the_selected_rows():

@@ -148,9 +148,9 @@ def test_a_chain_that_has_not_mixed_runs_on_to_the_full_length(monkeypatch, gaus
 
 
 def test_the_compiled_gig_step_is_the_metropolis_hastings_step_written_in_numpy():
-    """_gig_steps against the independence step written with numpy, on the same random
+    """gig_steps against the independence step written with numpy, on the same random
     parts, over shapes on both sides of p = 0 and a proposal far enough out to overflow."""
-    from mixsynth.moves import _gig_steps
+    from mixsynth.kernels.gig import gig_steps
 
     rng = np.random.default_rng(2)
     m = 400
@@ -170,5 +170,5 @@ def test_the_compiled_gig_step_is_the_metropolis_hastings_step_written_in_numpy(
     with np.errstate(over="ignore"):
         accept = np.log(uniforms) < log_ratio(prop) - log_ratio(np.zeros(m))
     want = np.exp(np.where(accept, prop, 0.0))
-    got = _gig_steps(p, psi, chi, normals, uniforms)
+    got = gig_steps(p, psi, chi, normals, uniforms)
     assert np.allclose(got, want, rtol=1e-12) and 0.3 * m < accept.sum() < m

@@ -19,8 +19,9 @@ import pytest
 from scipy import stats
 
 from mixsynth import moves
+from mixsynth.constraints import TIE_ROWS, build_constraints
 from mixsynth.diagnostics import copula_correlation
-from mixsynth.latent import TIE_ROWS, LatentColumn, build_constraints
+from mixsynth.latent_columns import LatentColumn
 from mixsynth.moves import Prior
 from mixsynth.sampler import SamplerSettings, run_chain
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mixsynth.truncnorm import fill_normal, seed_streams, std_truncnorm
+from mixsynth.kernels.truncnorm import fill_normal, seed_streams, std_truncnorm
 
 
 @nb.njit

@@ -23,11 +23,14 @@ def seed_streams(seed_sequence: np.random.SeedSequence, n_streams: int) -> np.nd
 
 @nb.njit(cache=True, inline="always")
 def _rotl(x, k):
+    """The uint64 x rotated left by k bits."""
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 
 
 @nb.njit(cache=True)
 def _next(state, s):
+    """The next 64-bit word of stream ``s`` of ``state`` (streams, 8), advancing it
+    (xoroshiro128+: the sum of the two state words, then the state's xor-shift-rotate)."""
     s0 = state[s, 0]
     s1 = state[s, 1]
     result = s0 + s1
@@ -68,7 +71,8 @@ _ZIG_R, _ZIG_K, _ZIG_W, _ZIG_F = _ziggurat_tables()
 
 @nb.njit(cache=True)
 def std_normal(state, s):
-    """One N(0, 1) draw by the ziggurat (one 64-bit word on 99% of calls)."""
+    """One N(0, 1) draw from stream ``s`` of ``state`` by the ziggurat (one 64-bit word on
+    99% of calls)."""
     while True:
         r = _next(state, s)
         idx = r & np.uint64(0xFF)
@@ -123,7 +127,8 @@ def _upper_side(a, b, state, s):
 
 @nb.njit(cache=True)
 def std_truncnorm(a, b, state, s):
-    """One draw of N(0, 1) truncated to [a, b]; a may be -inf, b may be inf, a <= b.
+    """One draw of N(0, 1) truncated to [a, b] from stream ``s`` of ``state``; a may be
+    -inf, b may be inf, a <= b.
 
     Exact rejection samplers chosen by the interval, none calling erf:
     narrow intervals (width x largest |bound| < 1) take a uniform proposal, intervals
@@ -152,7 +157,8 @@ def std_truncnorm(a, b, state, s):
 
 @nb.njit(cache=True)
 def truncnorm(mu, sd, lo, hi, state, s):
-    """One draw of N(mu, sd^2) truncated to [lo, hi]."""
+    """One draw of N(mu, sd^2) truncated to [lo, hi] (mu's units) from stream ``s`` of
+    ``state``: the standard one, shifted and scaled."""
     return mu + sd * std_truncnorm((lo - mu) / sd, (hi - mu) / sd, state, s)
 
 
