@@ -61,7 +61,7 @@ def recovery(seeds=range(4)) -> list:
                          "responses": list(model.response_summary()["modelled"]),
                          "rhat_max": model.convergence_["rhat_max"],
                          "ess_bulk_min": model.convergence_["ess_bulk_min"],
-                         "cio": overlaps(real, model.sample_many(5, seed=1))}
+                         "cio": overlaps(real, model.sample_files(5, seed=1))}
         row["true_distribution"] = {"cio": overlaps(real, [nonlinear_survey(3000, seed=100 + 10 * seed + i)
                                                            for i in range(5)])}
         runs.append(row)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mixsynth import CopulaSynthesizer, InputError, RunConfig, infer_spec
+from mixsynth import CopulaSynthesizer, RunConfig, infer_spec
 from mixsynth import sampler as sampler_module
 from mixsynth.cli import main
 from mixsynth.config import BartSettings, SamplerSettings, SynthesisSettings, deprecations
