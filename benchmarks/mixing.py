@@ -19,10 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-from core import log, machine, parse_arguments, run_piece, runs_footer, save_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from runner import REPO, keep_earlier, log, machine, parse_arguments, run_piece, runs_footer, save_results  # noqa: E402
 
 DATASETS = ("ncbirths", "cps1988", "nhefs", "cps1988-5000-defaults", "census-extract-defaults")
 PIECES = DATASETS + ("census-extract-sweep",)
@@ -59,7 +57,7 @@ def bench_dataset(name: str, quick: bool) -> dict:
         frame = {"ncbirths": load_ncbirths, "cps1988": load_cps1988, "nhefs": load_nhefs}[name]()
         holdout = np.random.default_rng(1).random(len(frame)) < 0.2
         train = frame[~holdout].reset_index(drop=True)
-        spec = infer_spec(train, load_spec(ROOT / "examples" / f"{name}.yaml"))
+        spec = infer_spec(train, load_spec(REPO / "examples" / f"{name}.yaml"))
     settings, method, _ = method_settings(spec)
     if quick:
         settings = type(settings)(sweeps=2000, burn_in=1000, thin=2, chains=settings.chains)
@@ -127,23 +125,7 @@ def markdown(res: dict) -> str:
          "R-hat and ESS over the judged entries of C (diagnostics.judged_entries: a value with its own "
          "missingness indicator or the binary that spells its blanks, and two levels of one categorical, "
          "are not identified and left out; a column seen on part of the rows is judged by its "
-         "correlations among those rows, '(where seen)').", "",
-         "| file | rows | latent columns (k) | sweeps a chain (or sweeps / burn-in / thin) | chain seconds | max R-hat | "
-         "min bulk ESS | median bulk ESS | min tail ESS | min bulk ESS / s | worst entries |",
-         "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for name in DATASETS:
-        d = res.get(name)
-        if not d:
-            continue
-        c, s = d["convergence"], d["settings"]
-        worst = "; ".join(f"{k} {v:.2f}" for k, v in list(c["worst_rhat"].items())[:2])
-        budget = (f"until mixed: {' and '.join(f'{x:,}' for x in c['sweeps_per_chain'])} (at most {s['sweeps']:,})"
-                  if s.get("until_converged") and "sweeps_per_chain" in c else
-                  f"{s['sweeps']:,} / {s['burn_in']:,} / {s['thin']}")
-        L.append(f"| {name} | {d['rows']:,} | {d['latent_columns']} ({d['factors']}, {d['structure']}) | "
-                 f"{budget} | {d['chain_seconds']:.0f} | "
-                 f"{c['rhat_max']:.3f} | {c['ess_bulk_min']:.0f} | {c['ess_bulk_median']:.0f} | "
-                 f"{c['ess_tail_min']:.0f} | {d['ess_bulk_min_per_second']:.2f} | {worst} |")
+         "correlations among those rows, '(where seen)').", "", *convergence_table(res)]
     L += ["", f"Targets: {TARGETS}.", ""]
     for name in DATASETS:
         d = res.get(name)
@@ -162,15 +144,33 @@ def markdown(res: dict) -> str:
     return "\n".join(L)
 
 
+def convergence_table(res: dict) -> list[str]:
+    """A row per file run: its size, budget, chain seconds and the chains' convergence."""
+    L = ["| file | rows | latent columns (k) | sweeps a chain (or sweeps / burn-in / thin) | chain seconds | max R-hat | "
+         "min bulk ESS | median bulk ESS | min tail ESS | min bulk ESS / s | worst entries |",
+         "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name in DATASETS:
+        d = res.get(name)
+        if not d:
+            continue
+        c, s = d["convergence"], d["settings"]
+        worst = "; ".join(f"{k} {v:.2f}" for k, v in list(c["worst_rhat"].items())[:2])
+        budget = (f"until mixed: {' and '.join(f'{x:,}' for x in c['sweeps_per_chain'])} (at most {s['sweeps']:,})"
+                  if s.get("until_converged") and "sweeps_per_chain" in c else
+                  f"{s['sweeps']:,} / {s['burn_in']:,} / {s['thin']}")
+        L.append(f"| {name} | {d['rows']:,} | {d['latent_columns']} ({d['factors']}, {d['structure']}) | "
+                 f"{budget} | {d['chain_seconds']:.0f} | "
+                 f"{c['rhat_max']:.3f} | {c['ess_bulk_min']:.0f} | {c['ess_bulk_median']:.0f} | "
+                 f"{c['ess_tail_min']:.0f} | {d['ess_bulk_min_per_second']:.2f} | {worst} |")
+    return L
+
+
 def main(argv=None) -> None:
     args, out, pieces, max_wait = parse_arguments(
         argv, __doc__.split("\n")[0], "mixing", list(PIECES), "2,000 sweeps per fit")
     res = {"quick": args.quick, "targets": TARGETS, "machine": machine(), "runs": {}}
-    if args.only and out.with_suffix(".json").exists():
-        import json
-        old = json.loads(out.with_suffix(".json").read_text())
-        res["runs"] = old.get("runs", {})
-        res.update({k: old[k] for k in PIECES if k in old})
+    if args.only:
+        keep_earlier(res, out, PIECES)
     for name in pieces:
         bench = bench_sweep if name == "census-extract-sweep" else lambda: bench_dataset(name, args.quick)
         run_piece(res, name, bench, max_wait)

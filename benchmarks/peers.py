@@ -3,15 +3,10 @@
     bash benchmarks/peers/setup.sh          # once: the peer environment .venv-peers
     bash benchmarks/peers/setup-arf.sh      # once: .venv-arf (arf)
     bash benchmarks/peers/setup-argn.sh     # once: .venv-argn (tabularargn)
-    nice -n 19 .venv/bin/python benchmarks/peers.py            # -> results/peers.{json,md,*.png}, RESULTS.md
+    nice -n 19 .venv/bin/python benchmarks/peers.py            # -> results/peers.{json,md,*.png}
     nice -n 19 .venv/bin/python benchmarks/peers.py --quick    # smoke run -> results/peers-quick.*
-    ... --rescore [--only FILE ...] [--methods M ...]   score the kept synthetic files again (after
-    a fix to the report), keeping timings;
-    ... --only FILE [FILE ...]   re-run files, keep the others;  --resume  run only the methods
-    the JSON lacks (after an interruption);  --methods M [M ...]  run (or re-run) only these
-    methods, keep the others (``cart_orders`` names the random CART orders);  --files N  N
-    synthetic files per method, scored one by one, reported as mean and SD;  --render  rewrite
-    RESULTS.md and the plots from the JSON
+    .venv/bin/python benchmarks/peers.py --help                # the options: re-run files or methods,
+                                                               # resume, several files, rescore, render
 
 For each real file (ncbirths, cps1988, nhefs) and the paper-layout simulator (a stand-in for the
 paper's confidential table): write it, split it 80/20 (seed 0; the 20% is the holdout no
@@ -24,29 +19,23 @@ the peers through ``benchmarks/peers/run_peer.py`` with the interpreter of the m
 environment (``.venv-peers``, ``.venv-arf`` or ``.venv-argn``; CSV in, CSV out: nothing of
 theirs is imported here). Every method gets the columns the spec models (its excluded columns
 dropped) and the same number of rows.
-The rendered page also reproduces the paper's Table 2 (from results/core.json), Figure 4 (utility
-over the random CART visit orders) and Section 6.4 (outlier attribute disclosure).
+The page also reproduces the paper's Figure 4 (utility over the random CART visit orders) and
+Section 6.4 (outlier attribute disclosure).
 """
-import argparse
 import copy
-import datetime as dt
 import json
 import math
-import os
 import subprocess
 import sys
 import time
-from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 
-from core import (HERE, REPO, _descendants, _proc_table, _rss_kib, cpu_snapshot, log, machine,
-                  other_load, parse_arguments, runs_footer, wait_until_quiet)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from runner import (MIXSYNTH, REPO, RUN_PEER, log, machine, now, parse_arguments,  # noqa: E402
+                    peer_python, run_measured, runs_footer, wait_until_quiet)
 
-PEER_PYTHON = REPO / ".venv-peers" / "bin" / "python"
-RUN_PEER = HERE / "peers" / "run_peer.py"
-MIXSYNTH = REPO / ".venv" / "bin" / "mixsynth"
 WORK = REPO / "out" / "peers"
 DATASETS = ["ncbirths", "nhefs", "cps1988", "paper-layout"]   # the slowest last
 OURS = ["ours_rpl", "ours_rl", "ours_auto"]
@@ -67,10 +56,6 @@ def environment(method: str) -> str | None:
     if method in OURS:
         return None
     return ENVIRONMENT_OF.get(method, ".venv-peers")
-
-
-def python_of(env: str) -> Path:
-    return REPO / env / "bin" / "python"
 
 
 FULL = dict(split_seed=0, holdout_fraction=0.2, synth_seed=1, report_seed=0,
@@ -110,7 +95,6 @@ FIGURE4 = [  # (key, name, digits, better): the paper's Figure 4 measures of the
     ("mean_std_sq_diff", "mean standardized squared difference", 2, min),
 ]
 MARKED = [("ours_rpl", "C3", "-"), ("ours_rl", "C1", "--"), ("cart", "k", ":")]  # (method, colour, line)
-CORE_RESULTS = HERE / "results" / "core.json"
 
 
 def ctgan_epochs(n_rows: int, cfg: dict) -> int:
@@ -118,24 +102,6 @@ def ctgan_epochs(n_rows: int, cfg: dict) -> int:
     (what 300 epochs are on the ~1,300-row files); the cap binds on CPS (CPU time)."""
     batches = math.ceil(n_rows / cfg["ctgan_batch"])
     return max(1, min(cfg["ctgan_max_epochs"], cfg["ctgan_max_steps"] // batches))
-
-
-def run_measured(cmd: list[str], log_path: Path) -> dict:
-    """Run ``cmd``; wall time, and the peak over samples every 0.25 s of the summed resident
-    memory (VmRSS) of its process tree (the chains of our fit are child processes)."""
-    snap = cpu_snapshot()
-    t0 = time.perf_counter()
-    with open(log_path, "w") as err:
-        proc = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT, cwd=REPO)
-        peak = 0
-        while proc.poll() is None:
-            peak = max(peak, _rss_kib(_descendants(proc.pid, _proc_table())))
-            time.sleep(0.25)
-    wall = time.perf_counter() - t0
-    if proc.returncode:
-        raise RuntimeError(f"{cmd[0]} ... failed ({proc.returncode}); see {log_path}")
-    return {"wall_seconds": wall, "peak_mib": peak / 1024,
-            "other_cores": other_load(snap, cpu_snapshot())["other_cores"]}
 
 
 def prepare(dataset: str, cfg: dict):
@@ -220,7 +186,7 @@ def commands(dataset, folder, spec_path, frames, categorical, cfg) -> dict[str, 
         out[name] = {"runs": [cmd], "files": output_files(folder, name, files)}
 
     def peer(method, path, seed, *extra):
-        return [str(python_of(environment(method))), str(RUN_PEER), method, str(folder / "train.csv"),
+        return [str(peer_python(environment(method))), str(RUN_PEER), method, str(folder / "train.csv"),
                 str(path), "--seed", str(seed), "--categorical", ",".join(categorical), *extra]
 
     for method in PEERS:
@@ -460,14 +426,20 @@ def auto_verdict(entry: dict) -> dict | None:
 
 
 def auto_section(res: dict) -> list[str]:
-    """The table of issue 11's figures (auto_verdict) for every file run."""
-    mark = {True: "reached", False: "**missed**", None: "n/a"}
+    """Issue 11's section of the page: what its figures are, and their table."""
     L = ["## Issue 11: nothing declared (`ours_auto`)", "",
          f"Ours with no declared response against the issue's peers ({', '.join(AUTO_PEERS)}): mean CIO at "
          f"least the best peer's, propensity AUC at most {AUTO_AUC:.2f}, exact copies no more than the "
          "holdout shows (holdout rows equal to a training row, scaled to the training rows). \"best "
          "within copies\" is the best peer whose own file keeps to that count too.", "",
-         "| dataset | ours CIO | best peer | best within copies | CIO figure (within copies) | ours AUC | "
+         *auto_table(res), ""]
+    return L
+
+
+def auto_table(res: dict) -> list[str]:
+    """Issue 11's figures (auto_verdict) on every file run, reached or missed, as a table."""
+    mark = {True: "reached", False: "**missed**", None: "n/a"}
+    L = ["| dataset | ours CIO | best peer | best within copies | CIO figure (within copies) | ours AUC | "
          "ours copies / holdout's | max V drop: auto / declared spec | figures |",
          "|---|---|---|---|---|---|---|---|---|"]
     for dataset, entry in res["datasets"].items():
@@ -481,7 +453,7 @@ def auto_section(res: dict) -> list[str]:
                  f"{_fmt(o['exact_copies'], 0)} / {_fmt(v['allowed_copies'], 0)} | "
                  f"{_fmt(o.get('max_cramers_v_drop'), 3)} / {_fmt(rpl.get('max_cramers_v_drop'), 3)} | "
                  f"AUC {mark[v['auc']]}, copies {mark[v['copies']]} |")
-    return L + [""]
+    return L
 
 
 def _not_run(res: dict) -> list[str]:
@@ -502,30 +474,7 @@ def order_row(methods: dict, key: str, nd: int, beats) -> list[str]:
     return cells + [spread, share]
 
 
-def table2_section() -> list[str]:
-    """The paper's Table 2 as ``benchmarks/core.py --only table2`` measured it (results/core.json)."""
-    core = json.loads(CORE_RESULTS.read_text())
-    t, run, paper = core["table2"], core["runs"]["table2"], core["targets"]
-    st = t["settings"]
-    L = ["### Table 2: RPL against RL on the paper's simulation", "",
-         f"Measured by `python benchmarks/core.py --only table2`{' --quick' if core['quick'] else ''} "
-         f"(run {run['date']} @ {run['git_commit'][:7]}; every figure in `benchmarks/results/core.json`): "
-         f"`paper_simulation(n={t['n']}, seed={t['data_seed']})`, x1 declared categorical; RPL and RL each "
-         f"fitted once ({st['sweeps']:,} sweeps, {st['burn_in']:,} burn-in, thin {st['thin']}, {st['chains']} "
-         f"chain), then {t['files']} synthetic files per method, file s from posterior draw s. MSE = mean over "
-         "the levels of x1 of (synthetic - real group mean of x2)²; sd = spread over files, se = sd / "
-         f"sqrt(files). A bootstrap copy of the real table would score about {t['mse_bootstrap_floor']:.2f} "
-         "from sampling noise alone.", "",
-         "| method | MSE mean | sd over files | se of mean | multiply classified | paper |", "|---|---|---|---|---|---|"]
-    for name, m in t["methods"].items():
-        quoted = (f"MSE {paper['paper_rl_mse']} (s.e. {paper['paper_rl_mse_se']}), "
-                  f"{100 * paper['paper_rl_multiply_classified']:.1f}% multiply classified" if name == "rl" else "—")
-        L.append(f"| {name.upper()} | {m['mse_mean']:.3f} | {m['mse_sd_over_files']:.3f} | "
-                 f"{m['mse_se_of_mean']:.3f} | {100 * m['multiply_classified_mean']:.1f}% | {quoted} |")
-    return L + [""]
-
-
-def figure4_section(res: dict, out: Path, md_path: Path) -> list[str]:
+def figure4_section(res: dict) -> list[str]:
     """The paper's Figure 4: the declared regression's utility over the random CART visit orders."""
     L = ["### Figure 4: regression utility over CART visit orders", "",
          "The paper synthesized its table with sequential CART in 100 random visit orders and showed how "
@@ -533,8 +482,15 @@ def figure4_section(res: dict, out: Path, md_path: Path) -> list[str]:
          "\"MSE\") of its reading regression spread over them, with its RPL file marked. Here: the random "
          "orders on each file (`cart_order_*`, one synthetic file each), scored on the declared regression "
          "(the first in the spec's `report:`; OLS, numeric predictors standardized); \"better\" counts the "
-         "orders with a higher CIO, or a lower difference, than ours_rpl.", "",
-         "| dataset | measure | ours_rpl | ours_rl | cart, file order | random orders: min / median / max "
+         "orders with a higher CIO, or a lower difference, than ours_rpl.", "", *figure4_table(res), ""]
+    L += [f"![{p}]({p})" for p in res.get("figure4_plots", [])]
+    return L + [""]
+
+
+def figure4_table(res: dict) -> list[str]:
+    """Figure 4's table: per file and measure, ours, the default-order CART and the spread
+    over the random orders."""
+    L = ["| dataset | measure | ours_rpl | ours_rl | cart, file order | random orders: min / median / max "
          "| orders better than ours_rpl |", "|---|---|---|---|---|---|---|"]
     for dataset in DATASETS:
         entry = res["datasets"].get(dataset)
@@ -544,9 +500,7 @@ def figure4_section(res: dict, out: Path, md_path: Path) -> list[str]:
         for key, name, nd, better in FIGURE4:
             beats = (lambda v, o: v > o) if better is max else (lambda v, o: v < o)
             L.append(f"| {dataset} | {name} | " + " | ".join(order_row(entry["methods"], key, nd, beats)) + " |")
-    L.append("")
-    L += [f"![{p}]({os.path.relpath(out.parent / p, md_path.parent)})" for p in res.get("figure4_plots", [])]
-    return L + [""]
+    return L
 
 
 def _outlier_checks(dataset: str) -> str:
@@ -568,15 +522,22 @@ def outlier_section(res: dict) -> list[str]:
          "protective; with no association its 95% quantile is about 0.08). The paper pooled the two ends, "
          "which a real correlation between the public and the sensitive column raises without any leak; "
          "the pooled R² is in each full report (`risk.outlier_disclosure[].both`). \"Above ours\" counts "
-         "the orders with a higher R² than ours_rpl.", "",
-         "| dataset | public -> sensitive | ours_rpl | ours_rl | cart, file order | random orders: min / median "
-         "/ max | orders above ours_rpl |", "|---|---|---|---|---|---|---|"]
+         "the orders with a higher R² than ours_rpl. The checks (public -> sensitive): "
+         + "; ".join(f"{d} {_outlier_checks(d)}" for d in DATASETS) + ".", "", *outlier_table(res), ""]
+    return L
+
+
+def outlier_table(res: dict) -> list[str]:
+    """Section 6.4's table: per file, the outlier R² of ours, the default-order CART and the
+    spread over the random orders."""
+    L = ["| dataset | ours_rpl | ours_rl | cart, file order | random orders: min / median / max "
+         "| orders above ours_rpl |", "|---|---|---|---|---|---|"]
     for dataset in DATASETS:
         entry = res["datasets"].get(dataset)
         cells = (["not run yet", "", "", "", ""] if entry is None else
                  order_row(entry["methods"], "max_outlier_r2", 3, lambda v, o: v > o))
-        L.append(f"| {dataset} | {_outlier_checks(dataset)} | " + " | ".join(cells) + " |")
-    return L + [""]
+        L.append(f"| {dataset} | " + " | ".join(cells) + " |")
+    return L
 
 
 METHODS_TEXT = """\
@@ -596,25 +557,18 @@ METHODS_TEXT = """\
 """
 
 
-def hand_written(name: str, res: dict) -> list[str]:
-    """A section of the full run's page written by hand, ``benchmarks/peers/NAME`` (re-read it
-    against new numbers when the benchmark is re-run); none in a quick run's page."""
-    path = HERE / "peers" / name
-    if res["quick"] or not path.exists():
-        return []
-    return [path.read_text().rstrip(), ""]
-
-
-def markdown(res: dict, out: Path, md_path: Path) -> str:
+def markdown(res: dict, out: Path) -> str:
+    """The run's page, OUT.md: settings, the issue's figures, a table per file, the paper's
+    Figure 4 and Section 6.4, the plots."""
     m, cfg = res["machine"], res["config"]
     command = "nice -n 19 .venv/bin/python benchmarks/peers.py" + (" --quick" if res["quick"] else "")
     seconds = sum(v["wall_seconds"] for e in res["datasets"].values() for v in e["methods"].values())
     capped = [d for d, e in res["datasets"].items() if e["ctgan_epochs"] < cfg["ctgan_max_epochs"]]
     L = [f"# Peer benchmark: mixsynth beside the synthesizers users would pick instead{' (quick run)' if res['quick'] else ''}", "",
          "Issue 6: parts 1-3 on the three small real files and the paper-layout simulator (a stand-in "
-         "for the paper's confidential table), and part 4, the paper's Table 2, Figure 4 and Section 6.4. "
-         f"Every number is in `benchmarks/results/{out.name}.json` (Table 2's in `benchmarks/results/core.json`).", "",
-         *hand_written("convergence.md", res),
+         "for the paper's confidential table), and part 4, the paper's Figure 4 and Section 6.4 (its "
+         "Table 2 is `core.py`'s). "
+         f"Every number is in `benchmarks/results/{out.name}.json`.", "",
          "## Machine, versions, seeds, command", "",
          f"- Machine: {m['cpu_count']} CPUs ({m['cpu_model']}), {m['platform']}, shared with other work "
          "(the \"other load\" column: cores other processes kept busy during each run, of 2); run on "
@@ -627,22 +581,20 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
          f"method, report {cfg['report_seed']}, CART visit orders `numpy.random.default_rng({cfg['cart_order_seed']})"
          ".permutation`, one per order. SDV seeds numpy, random and torch before fitting, then samples from its own "
          "fixed seed (73251), as for its users.",
-         "- Command: `bash benchmarks/peers/setup.sh` (about 3 minutes), `bash benchmarks/peers/setup-arf.sh` "
-         f"and `bash benchmarks/peers/setup-argn.sh` (about 1 minute) once, then `{command}`; "
+         "- Command: `bash benchmarks/peers/setup.sh`, `bash benchmarks/peers/setup-arf.sh` "
+         f"and `bash benchmarks/peers/setup-argn.sh` once, then `{command}`; "
          f"the synthesizers' wall times add up to {seconds / 60:.0f} minutes here, and scoring adds "
          "about a third to that. "
          "`--only DATASET` re-runs one file; `--resume` keeps the methods the JSON already holds and runs "
          "the rest; `--methods M ...` runs only those methods; `--files N` scores N files per method; "
          "`--render` rewrites this page and the plots from the JSON.",
          *files_lines(res),
-         "- Our sampler: " + ("the example specs' settings (ncbirths 10,000 sweeps, cps1988 4,000, nhefs 6,000, "
-                              "paper-layout 4,000; 2 chains; BART's defaults, 200 trees, 100 burn-in, 1,000 draws)."
+         "- Our sampler: " + ("the example specs' settings (`examples/<file>.yaml`)."
                               if not cfg["sweeps"] else
                               f"reduced for the quick run: {cfg['sweeps']}, BART {cfg['bart']}."),
          f"- CTGAN epochs: SDV's default 300, capped at {cfg['ctgan_max_steps']} optimizer steps (batch "
          f"{cfg['ctgan_batch']}) because of CPU time" + (
-             ": 300 epochs on ncbirths took 1.5-6 minutes on this shared 2-core machine; the cap is what 300 "
-             "epochs are on the ~1,300-row files and binds on " + (", ".join(capped) or "no file run here")
+             ": the cap is what 300 epochs are on the ~1,300-row files and binds on " + (", ".join(capped) or "no file run here")
              + " (epochs per file in its section)."
              if not res["quick"] else " (quick run; epochs per file in its section)."),
          *(["- TabularARGN: training capped at " f"{cfg['argn_max_minutes']:g} minute(s) (the engine's own default "
@@ -663,22 +615,9 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
          f"({', '.join(m + (' in the default order' if m == 'cart' else '') for m in PEERS)}); the best "
          "of the random CART orders is shown beside it, and the best peer whose file holds no exact copy "
          "of a training row (the issue's \"at a risk no higher\").", "",
-         "| dataset | measure | ours | best peer | its value | best CART order | best peer with 0 copies | figure |",
-         "|---|---|---|---|---|---|---|---|"]
-    for dataset in res["datasets"]:
-        for v in verdicts(res["datasets"][dataset]):
-            status = {True: "reached", False: "**missed**", None: "n/a"}[v["reached"]]
-            nd = 0 if v["measure"] == "exact_copies" else 3
-            L.append(f"| {dataset} | {v['measure']} | {_fmt(v['ours'], nd)} | {v['reference']} | "
-                     f"{_fmt(v['reference_value'], nd)} | {_fmt(v['best_cart_order'], nd)} | "
-                     + (f"{v['best_copy_free_peer']} {_fmt(v['best_copy_free_value'], nd)}" if v["best_copy_free_peer"] else "—")
-                     + f" | {status} |")
-    L += [f"| {dataset} | not run yet | | | | | | |" for dataset in _not_run(res)]
-    L += ["", "The issue's figures are set for the real files; the paper-layout rows are for comparison.", ""]
+         *verdicts_table(res),
+         "", "The issue's figures are set for the real files; the paper-layout rows are for comparison.", ""]
     L += auto_section(res)
-    discussion = HERE / "peers" / "discussion.md"
-    if discussion.exists() and not res["quick"]:
-        L += [discussion.read_text().rstrip(), ""]
     for dataset in DATASETS:
         entry = res["datasets"].get(dataset)
         L += [f"## {dataset}", ""]
@@ -689,11 +628,11 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
               f"{entry['columns']} modelled columns; CTGAN {entry['ctgan_epochs']} epochs.", ""]
         L += table(entry) + [""]
     L += ["## The paper reproduced (issue 6 part 4)", ""]
-    L += table2_section() + figure4_section(res, out, md_path) + outlier_section(res) + scale_section()
+    L += figure4_section(res) + outlier_section(res)
     if res.get("plots"):
         L += ["## Plots", "", "One per measure; a panel per file; ours as red diamonds, the random CART "
               "orders as grey points with their median as a black bar.", ""]
-        L += [f"![{p}]({os.path.relpath(out.parent / p, md_path.parent)})" for p in res["plots"]] + [""]
+        L += [f"![{p}]({p})" for p in res["plots"]] + [""]
     L += ["Columns: mean CIO = mean confidence-interval overlap of the declared regression (1 perfect); "
           "mean std. sq. diff. = mean over its coefficients of ((real - synthetic) / real standard error)², "
           "the paper's \"MSE\" (0 perfect); max V drop = largest fall of Cramer's V over categorical pairs; exact copies = synthetic rows "
@@ -707,18 +646,19 @@ def markdown(res: dict, out: Path, md_path: Path) -> str:
     return "\n".join(L) + "\n"
 
 
-def scale_section() -> list[str]:
-    """Part 5's figures as ``benchmarks/scale.py`` measured them (results/scale.json)."""
-    import scale
-
-    path = HERE / "results" / "scale.json"
-    L = ["## Scale: the KDD census-income file (issue 6 part 5, issue 13)", ""]
-    if not path.exists():
-        return L + ["Not run yet: `.venv/bin/python benchmarks/scale.py` (see benchmarks/README.md).", ""]
-    figures = scale.issue_figures(json.loads(path.read_text()))
-    return L + ["Measured by `.venv/bin/python benchmarks/scale.py`; the tables (growth in rows and "
-                "columns beside SDV GaussianCopula and CART, report time, utility at each size) are in "
-                "[results/scale.md](results/scale.md).", ""] + (figures[3:] or ["The whole file has not run yet."]) + [""]
+def verdicts_table(res: dict) -> list[str]:
+    """The issue's figures on every file run (verdicts), reached or missed, as a table."""
+    L = ["| dataset | measure | ours | best peer | its value | best CART order | best peer with 0 copies | figure |",
+         "|---|---|---|---|---|---|---|---|"]
+    for dataset in res["datasets"]:
+        for v in verdicts(res["datasets"][dataset]):
+            status = {True: "reached", False: "**missed**", None: "n/a"}[v["reached"]]
+            nd = 0 if v["measure"] == "exact_copies" else 3
+            L.append(f"| {dataset} | {v['measure']} | {_fmt(v['ours'], nd)} | {v['reference']} | "
+                     f"{_fmt(v['reference_value'], nd)} | {_fmt(v['best_cart_order'], nd)} | "
+                     + (f"{v['best_copy_free_peer']} {_fmt(v['best_copy_free_value'], nd)}" if v["best_copy_free_peer"] else "—")
+                     + f" | {status} |")
+    return L + [f"| {dataset} | not run yet | | | | | | |" for dataset in _not_run(res)]
 
 
 def plots(res: dict, out: Path) -> list[str]:
@@ -804,7 +744,7 @@ def draw(res: dict, out: Path) -> None:
 
 def environment_versions(env: str) -> list[str] | None:
     """The recorded packages' versions in a peer environment, or None if it is not there."""
-    python = python_of(env)
+    python = peer_python(env)
     if not python.exists():
         return None
     got = subprocess.run([str(python), "-m", "pip", "freeze"], capture_output=True, text=True).stdout
@@ -847,40 +787,43 @@ def to_run(res: dict, cfg: dict, pieces: list[str], methods: list[str] | None) -
     return names
 
 
+def options(ap) -> None:
+    """peers.py's own options, beside the shared ones."""
+    ap.add_argument("--render", action="store_true", help="rewrite the page and the plots from the JSON alone")
+    ap.add_argument("--resume", action="store_true",
+                    help="run only the methods the JSON lacks (after an interruption, or after new methods)")
+    ap.add_argument("--files", type=int, default=1, metavar="N",
+                    help="N synthetic files per method, each scored; reported as mean and SD")
+    ap.add_argument("--methods", nargs="+", default=None, metavar="M",
+                    help="run (or re-run) only these methods, keep the others (cart_orders: the random CART orders)")
+    ap.add_argument("--rescore", action="store_true",
+                    help="score the kept synthetic files again (after a fix to the report), keeping timings")
+
+
 def main(argv=None) -> None:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    own = argparse.ArgumentParser(add_help=False, allow_abbrev=False)   # the options core.py's parser lacks
-    own.add_argument("--render", action="store_true")     # tables, verdicts and plots from the JSON alone
-    own.add_argument("--resume", action="store_true")     # keep the methods the JSON already holds
-    own.add_argument("--files", type=int, default=1)      # synthetic files per method
-    own.add_argument("--methods", nargs="+", default=None)   # run only these, keep the others
-    own.add_argument("--rescore", action="store_true")    # score the kept files again (a report fix), keep timings
-    mine, rest = own.parse_known_args(argv)
-    render, resume, methods = mine.render, mine.resume, mine.methods
     args, out, pieces, max_wait = parse_arguments(
-        rest, __doc__.split("\n")[0], "peers", DATASETS,
-        "3 CART orders, CTGAN 30 steps, our sampler 400 sweeps, BART 50 trees and 50 draws, TabularARGN 1 minute")
-    md_path = HERE / "RESULTS.md" if out == HERE / "results" / "peers" else out.with_suffix(".md")
-    if render or mine.rescore:
+        argv, __doc__.split("\n")[0], "peers", DATASETS,
+        "3 CART orders, CTGAN 30 steps, our sampler 400 sweeps, BART 50 trees and 50 draws, TabularARGN 1 minute",
+        options=options)
+    resume, methods = args.resume, args.methods
+    if args.render or args.rescore:
         res = json.loads(out.with_suffix(".json").read_text())
-        if mine.rescore:
+        if args.rescore:
             rescore(res, [d for d in pieces if d in res["datasets"]], methods)
             res["verdicts"] = {d: verdicts(e) for d, e in res["datasets"].items()}
-            res["rescored"] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                               "git_commit": machine()["git_commit"]}
+            res["rescored"] = {"date": now(), "git_commit": machine()["git_commit"]}
             out.with_suffix(".json").write_text(json.dumps(res, indent=1, default=float) + "\n")
         draw(res, out)
-        md_path.write_text(markdown(res, out, md_path))
+        out.with_suffix(".md").write_text(markdown(res, out))
         return
-    if mine.files < 1:
+    if args.files < 1:
         sys.exit("--files must be at least 1")
     known = [*OURS, *PEERS, "cart_orders"]
     if methods and set(methods) - set(known):
         sys.exit(f"unknown method(s) {', '.join(sorted(set(methods) - set(known)))}; use {', '.join(known)}")
-    cfg = dict(QUICK if args.quick else FULL, files=mine.files)
-    res = {"quick": args.quick, "config": cfg, "machine": machine(), "peer_versions": [],
+    cfg = dict(QUICK if args.quick else FULL, files=args.files)
+    res = {"quick": args.quick, "config": cfg, "machine": machine("matplotlib"), "peer_versions": [],
            "environment_versions": {}, "datasets": {}, "runs": {}}
-    res["machine"]["versions"]["matplotlib"] = version("matplotlib")
     if (args.only or resume or methods) and out.with_suffix(".json").exists():
         old = json.loads(out.with_suffix(".json").read_text())
         if not same_settings(old.get("config", {}), cfg):
@@ -890,7 +833,7 @@ def main(argv=None) -> None:
         res["environment_versions"] = old.get("environment_versions") or (
             {".venv-peers": old["peer_versions"]} if old.get("peer_versions") else {})
     needed = {environment(m) for m in to_run(res, cfg, pieces, methods)} - {None}
-    missing = [env for env in ENVIRONMENTS if env in needed and not python_of(env).exists()]
+    missing = [env for env in ENVIRONMENTS if env in needed and not peer_python(env).exists()]
     if missing:
         sys.exit("no peer environment " + ", ".join(f"{env}: run `bash {ENVIRONMENTS[env][0]}` first" for env in missing))
     for env in needed:                            # the environments this run uses: their versions now
@@ -902,19 +845,18 @@ def main(argv=None) -> None:
         res["datasets"] = order
         res["verdicts"] = {d: verdicts(e) for d, e in order.items()}
         out.with_suffix(".json").write_text(json.dumps(res, indent=1, default=float) + "\n")
-        md_path.write_text(markdown(res, out, md_path))
+        out.with_suffix(".md").write_text(markdown(res, out))
 
     for dataset in pieces:
         wait = wait_until_quiet(max_wait) if max_wait > 0 else None
         t0 = time.perf_counter()
         run_dataset(dataset, cfg, res, save, methods)
-        res["runs"][dataset] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                                "git_commit": res["machine"]["git_commit"],
+        res["runs"][dataset] = {"date": now(), "git_commit": res["machine"]["git_commit"],
                                 "seconds": time.perf_counter() - t0, "wait": wait}
         save()
     draw(res, out)
     save()
-    log(f"done -> {out.with_suffix('.json')}, {md_path}, {len(res['plots']) + len(res['figure4_plots'])} plots")
+    log(f"done -> {out.with_suffix('.json')}, {out.with_suffix('.md')}, {len(res['plots']) + len(res['figure4_plots'])} plots")
 
 
 if __name__ == "__main__":

@@ -20,35 +20,30 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-from core import log, machine, parse_arguments, run_piece, runs_footer, save_results  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from runner import (MIXSYNTH, REPO, keep_earlier, log, machine, parse_arguments, run_piece,  # noqa: E402
+                    runs_footer, save_results, timed_run)
 
 DATASETS = ("ncbirths", "cps1988", "nhefs")
 SEEDS = (1, 2, 3, 4, 5)
 QUICK_SWEEPS = 1_000
 TARGETS = {"mean_cio": 0.7, "max_cramers_v_drop": 0.05, "exact_copies": 0, "report_seconds_cps1988": 60.0}
-MIXSYNTH = str(Path(sys.executable).with_name("mixsynth"))
 
 
 def run(*args: str) -> tuple[float, str]:
     """Run one `mixsynth` command; (wall seconds, stdout)."""
-    t0 = time.perf_counter()
-    done = subprocess.run([MIXSYNTH, *args], capture_output=True, text=True)
+    seconds, done = timed_run([str(MIXSYNTH), *args])
     if done.returncode:
         raise SystemExit(f"mixsynth {args[0]} failed: {done.stderr.strip()}")
-    return time.perf_counter() - t0, done.stdout
+    return seconds, done.stdout
 
 
 def bench_dataset(name: str, quick: bool, folder: Path, fits: int = 1) -> dict:
-    spec = ROOT / "examples" / f"{name}.yaml"
+    spec = REPO / "examples" / f"{name}.yaml"
     real, train, hold = (folder / f"{name}{s}" for s in (".csv", "-train.csv", "-holdout.csv"))
     run("dataset", name, str(real))
     run("split", str(real), "--train", str(train), "--holdout", str(hold), "--seed", "1")
@@ -113,20 +108,7 @@ def markdown(res: dict) -> str:
     L = [f"# Report figures on the real files{' (quick run)' if res['quick'] else ''}", "",
          f"Machine: {m.get('cpu_count')} cores, Python {m.get('python')}; commit {str(m.get('git_commit'))[:7]}. "
          f"Five synthetic files per dataset from one fit (seed 1), synthesis seeds 1-5; each file "
-         f"reported on alone against the 80% training split, with the 20% holdout.", "",
-         "| dataset | rows (train) | fit s | chains: max R-hat / min bulk ESS | mean CIO per file (min / mean / max) | "
-         "files >= 0.7 | max V drop | max abs V change | exact copies | max attribute lift | report s (median / max) |",
-         "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for name in DATASETS:
-        d = res.get(name)
-        if not d:
-            continue
-        s = d["summary"]
-        L.append(f"| {name} | {d['rows']['real']:,} | {d['fit_seconds']:.0f} | "
-                 f"{d.get('rhat_max', '?')} / {d.get('ess_bulk_min', '?')} | {s['mean_cio_min']:.3f} / {s['mean_cio_mean']:.3f} / {s['mean_cio_max']:.3f} | "
-                 f"{s['files_cio_at_least_0_7']}/{len(d['files'])} | {s['max_cramers_v_drop']:.3f} | "
-                 f"{s['max_abs_cramers_v_change']:.3f} | {s['exact_copies']} | {s['max_attribute_lift']:.3f} | "
-                 f"{s.get('report_seconds_median', float('nan')):.1f} / {s['report_seconds_max']:.1f} |")
+         f"reported on alone against the 80% training split, with the 20% holdout.", "", *summary_table(res)]
     for name in DATASETS:
         d = res.get(name)
         if d and d.get("fits"):
@@ -147,23 +129,39 @@ def markdown(res: dict) -> str:
     return "\n".join(L)
 
 
+def summary_table(res: dict) -> list[str]:
+    """A row per file run: its fit, its chains' convergence and its five files' figures."""
+    L = ["| dataset | rows (train) | fit s | chains: max R-hat / min bulk ESS | mean CIO per file (min / mean / max) | "
+         "files >= 0.7 | max V drop | max abs V change | exact copies | max attribute lift | report s (median / max) |",
+         "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name in DATASETS:
+        d = res.get(name)
+        if not d:
+            continue
+        s = d["summary"]
+        L.append(f"| {name} | {d['rows']['real']:,} | {d['fit_seconds']:.0f} | "
+                 f"{d.get('rhat_max', '?')} / {d.get('ess_bulk_min', '?')} | {s['mean_cio_min']:.3f} / {s['mean_cio_mean']:.3f} / {s['mean_cio_max']:.3f} | "
+                 f"{s['files_cio_at_least_0_7']}/{len(d['files'])} | {s['max_cramers_v_drop']:.3f} | "
+                 f"{s['max_abs_cramers_v_change']:.3f} | {s['exact_copies']} | {s['max_attribute_lift']:.3f} | "
+                 f"{s.get('report_seconds_median', float('nan')):.1f} / {s['report_seconds_max']:.1f} |")
+    return L
+
+
+def options(ap) -> None:
+    """reports.py's own option, beside the shared ones."""
+    ap.add_argument("--fits", type=int, default=1, metavar="K",
+                    help="K fits (seeds 1..K) of each file, one synthetic file each beyond the first's five")
+
+
 def main(argv=None) -> None:
-    fits = 1
-    if argv is None:
-        argv = sys.argv[1:]
-    if "--fits" in argv:   # the benchmarks' shared options do not know it
-        i = argv.index("--fits")
-        fits, argv = int(argv[i + 1]), argv[:i] + argv[i + 2:]
     args, out, pieces, max_wait = parse_arguments(
-        argv, __doc__.split("\n")[0], "reports", list(DATASETS), f"{QUICK_SWEEPS} sweeps per fit")
+        argv, __doc__.split("\n")[0], "reports", list(DATASETS), f"{QUICK_SWEEPS} sweeps per fit", options=options)
     res = {"quick": args.quick, "targets": TARGETS, "machine": machine(), "runs": {}}
-    if args.only and out.with_suffix(".json").exists():
-        old = json.loads(out.with_suffix(".json").read_text())
-        res["runs"] = old.get("runs", {})
-        res.update({k: old[k] for k in DATASETS if k in old})
+    if args.only:
+        keep_earlier(res, out, DATASETS)
     with tempfile.TemporaryDirectory() as tmp:
         for name in pieces:
-            run_piece(res, name, lambda: bench_dataset(name, args.quick, Path(tmp), fits), max_wait)
+            run_piece(res, name, lambda: bench_dataset(name, args.quick, Path(tmp), args.fits), max_wait)
             save_results(res, out, markdown)
     log(f"wrote {out.with_suffix('.md')}")
 

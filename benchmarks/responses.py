@@ -1,7 +1,7 @@
 """Benchmark of the BART responses on the paper-layout table, and the paper's headline.
 
-    python benchmarks/responses.py           # full run, ~14 min -> results/responses.{json,md}
-    python benchmarks/responses.py --quick   # smoke run, ~2 min    -> results/responses-quick.{json,md}
+    python benchmarks/responses.py           # full run -> results/responses.{json,md}
+    python benchmarks/responses.py --quick   # smoke run -> results/responses-quick.{json,md}
 
 Pieces (see benchmarks/README.md), all on ``paper_layout(n=19364, seed=0)``:
   bart  (a) the copula with ReadScal1 and MathScal1 declared responses: the copula fit, then
@@ -15,23 +15,19 @@ Scores per file: the interaction regression of ReadScal1 (OLS, numeric predictor
 mean 0, sd 1) against the real table's fit: mean confidence-interval overlap (Karr et al.)
 and the mean standardized squared difference ((b_real - b_syn) / se_real)^2; the correlation
 of the two scores; the KS statistic of each score against the real one.
-
-Helpers (machine header, waiting for a quiet machine, other load, memory) come from core.py.
 """
 import json
 import os
 import statistics
 import sys
 import time
-from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from core import (TreeMemory, _f, _load, cpu_snapshot, log, machine, other_load,  # noqa: E402
-                  parse_arguments, run_piece, runs_footer, rusage_kib, save_results)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from runner import (Measure, keep_earlier, load_cell, log, machine, number, parse_arguments,  # noqa: E402
+                    run_piece, runs_footer, rusage_kib, save_results)
 
 RESPONSES = ("ReadScal1", "MathScal1")
 FULL = dict(
@@ -178,18 +174,16 @@ def bench_model(cfg: dict, real, real_reg: dict, with_responses: bool) -> dict:
     def timed_fit_any(name, y, X, design, bart_settings, seed, kind):
         if not bart:
             marks["copula_done"] = time.perf_counter()
-        snap = cpu_snapshot()
-        t0 = time.perf_counter()
-        fitted = original_fit_any(name, y, X, design, bart_settings, seed, kind)
-        wall = time.perf_counter() - t0
-        load = other_load(snap, cpu_snapshot())
+        with Measure() as load:
+            fitted = original_fit_any(name, y, X, design, bart_settings, seed, kind)
+        wall = load.seconds
         s2 = fitted.sigma2
         m = max(1, len(s2) // 10)
         bart.append({
             "response": name, "predictors": list(design.features), "n_predictors": len(design.features),
             "rows": int(X.shape[0]), "bart_features": int(X.shape[1]),
             "settings": {k: getattr(bart_settings, k) for k in bart_settings.__dataclass_fields__},
-            "seconds": wall, "other_cores": load["other_cores"], "our_cores": load["our_cores"],
+            "seconds": wall, "other_cores": load.other_cores, "our_cores": load.our_cores,
             "seconds_per_iteration": wall / (bart_settings.burn_in + bart_settings.draws),
             "stored_forests": _stored_forests(fitted),
             "sigma2_kept_mean": float(s2.mean()),
@@ -199,23 +193,21 @@ def bench_model(cfg: dict, real, real_reg: dict, with_responses: bool) -> dict:
             f"(first tenth {s2[:m].mean():.3f}, last {s2[-m:].mean():.3f})")
         return fitted
 
-    snap = cpu_snapshot()
     model_module.fit_any = timed_fit_any
     parallel_rows, model_module.PARALLEL_RESPONSE_ROWS = model_module.PARALLEL_RESPONSE_ROWS, float("inf")
     try:
-        with TreeMemory() as mem:
+        with Measure(memory=True) as load:
             t0 = time.perf_counter()
             model.fit(real)
-            wall = time.perf_counter() - t0
     finally:
         model_module.fit_any = original_fit_any
         model_module.PARALLEL_RESPONSE_ROWS = parallel_rows
-    load = other_load(snap, cpu_snapshot())
+    wall, mem = load.seconds, load.memory
     conv = model.convergence_
     out = {"with_responses": with_responses, "responses": list(RESPONSES) if with_responses else [],
            "settings": settings.to_dict(), "seed": cfg["fit_seed"], "spec_bart": dict(spec.bart),
            "p_star": len(model.columns_), "k": model.factors_, "fit_seconds": wall,
-           "other_cores": load["other_cores"], "our_cores": load["our_cores"],
+           "other_cores": load.other_cores, "our_cores": load.our_cores,
            "rhat_max": conv["rhat_max"], "rhat_median": conv["rhat_median"],
            "ess_bulk_min": conv["ess_bulk_min"], "ess_bulk_median": conv["ess_bulk_median"],
            "tree_peak_rss_mib": mem.peak_kib / 1024, "rusage": rusage_kib()}
@@ -239,23 +231,22 @@ def bench_model(cfg: dict, real, real_reg: dict, with_responses: bool) -> dict:
     ResponseModel.draw_latent = timed_draw_latent
     try:
         model.sample(seed=cfg["synth_warmup_seed"])
-        snap = cpu_snapshot()
         files, sample_seconds, response_seconds, draws = [], [], [], []
-        for s in cfg["file_seeds"]:
-            response_time.clear()
-            t0 = time.perf_counter()
-            syn, info = model.sample(seed=s, return_info=True)
-            sample_seconds.append(time.perf_counter() - t0)
-            response_seconds.append(sum(response_time))
-            draws.append(int(info["draw"]))
-            files.append(syn)
-        load = other_load(snap, cpu_snapshot())
+        with Measure() as load:
+            for s in cfg["file_seeds"]:
+                response_time.clear()
+                t0 = time.perf_counter()
+                syn, info = model.sample(seed=s, return_info=True)
+                sample_seconds.append(time.perf_counter() - t0)
+                response_seconds.append(sum(response_time))
+                draws.append(int(info["draw"]))
+                files.append(syn)
     finally:
         ResponseModel.draw_latent = original_draw_latent
     out["synthesis"] = {
         "rows": len(files[0]), "file_seeds": cfg["file_seeds"], "posterior_draws": draws,
         "sample_seconds_each": sample_seconds, "sample_seconds_median": statistics.median(sample_seconds),
-        "other_cores": load["other_cores"], "our_cores": load["our_cores"],
+        "other_cores": load.other_cores, "our_cores": load.our_cores,
         "note": "model.sample(seed=s) for s in file_seeds after one warm-up call; responses use the "
                 "posterior means of f and sigma (the paper; response_draws=False)"}
     if with_responses:
@@ -313,23 +304,23 @@ def markdown(res: dict) -> str:
             given = (f"{x['n_predictors']} predictors" if x["n_predictors"] == 24 else
                      f"{x['n_predictors']} predictors: the 24 + {x['predictors'][-1]}")
             L.append(f"| BART fit of {x['response']} given {given} ({x['bart_features']} features after one-hot "
-                     f"coding, n = {x['rows']:,}) | **{_f(x['seconds'], 1)} s** ({_f(x['seconds'] / 60, 1)} min; "
-                     f"{_f(1e3 * x['seconds_per_iteration'], 0)} ms per iteration) | {_load(x)} | < 5 min per response |")
+                     f"coding, n = {x['rows']:,}) | **{number(x['seconds'], 1)} s** ({number(x['seconds'] / 60, 1)} min; "
+                     f"{number(1e3 * x['seconds_per_iteration'], 0)} ms per iteration) | {load_cell(x)} | < 5 min per response |")
         s = a["synthesis"]
         L += [f"| Synthesize both responses for {s['rows']:,} rows (median of {len(s['file_seeds'])} files) | "
-              f"**{_f(s['response_seconds_median'])} s** (whole `sample` call {_f(s['sample_seconds_median'])} s) | "
-              f"{_load(s)} | — (core.py's target for a whole table: < 5 s) |",
-              f"| Copula fit of (a), 24 columns, before BART | {_f(a['copula_seconds'], 1)} s (whole fit "
-              f"{_f(a['fit_seconds'], 1)} s; peak memory {_f(a['tree_peak_rss_mib'], 0)} MiB) | {_load(a)} | — |"]
+              f"**{number(s['response_seconds_median'])} s** (whole `sample` call {number(s['sample_seconds_median'])} s) | "
+              f"{load_cell(s)} | — (core.py's target for a whole table: < 5 s) |",
+              f"| Copula fit of (a), 24 columns, before BART | {number(a['copula_seconds'], 1)} s (whole fit "
+              f"{number(a['fit_seconds'], 1)} s; peak memory {number(a['tree_peak_rss_mib'], 0)} MiB) | {load_cell(a)} | — |"]
         if b:
-            L.append(f"| Copula fit of (b), 26 columns | {_f(b['fit_seconds'], 1)} s (whole `sample` call "
-                     f"{_f(b['synthesis']['sample_seconds_median'])} s) | {_load(b)} | — |")
+            L.append(f"| Copula fit of (b), 26 columns | {number(b['fit_seconds'], 1)} s (whole `sample` call "
+                     f"{number(b['synthesis']['sample_seconds_median'])} s) | {load_cell(b)} | — |")
         L += ["", "Each BART fit is timed around the `mixsynth.responses.fit_any` call the fit makes "
               "(the model's own `Design`; the copula's chain processes have finished by then). The first "
               f"{a['bart'][0]['settings']['warm_start']} burn-in sweeps are grow-from-root sweeps; "
               f"{a['bart'][0]['stored_forests']} of the kept forests are stored for synthesis. "
               "Error variance on the latent scale over the kept draws, mean of the first and last tenth: " +
-              "; ".join(f"{x['response']} {_f(x['sigma2_first_tenth_mean'], 3)} / {_f(x['sigma2_last_tenth_mean'], 3)}"
+              "; ".join(f"{x['response']} {number(x['sigma2_first_tenth_mean'], 3)} / {number(x['sigma2_last_tenth_mean'], 3)}"
                         for x in a["bart"]) + ".", ""]
     if a or b or r:
         real = res["real_regression"]
@@ -348,7 +339,7 @@ def markdown(res: dict) -> str:
         def cell(piece, i, key):
             if not piece or i >= len(piece["files"]):
                 return "n/a"
-            return _f(piece["files"][i]["regression"][key], 3 if key.startswith("cio") else 2)
+            return number(piece["files"][i]["regression"][key], 3 if key.startswith("cio") else 2)
 
         for i, seed in enumerate(cfg["file_seeds"]):
             rs = cfg["reference_seeds"][i] if i < len(cfg["reference_seeds"]) else "?"
@@ -357,7 +348,7 @@ def markdown(res: dict) -> str:
                      f"{cell(r, i, 'cio_mean')} | {cell(r, i, 'sq_diff_mean')} |")
 
         def mean(piece, key):
-            return "n/a" if not piece else _f(piece["mean_over_files"][key], 3 if key.startswith("cio") else 2)
+            return "n/a" if not piece else number(piece["mean_over_files"][key], 3 if key.startswith("cio") else 2)
 
         L += [f"| **mean of {len(cfg['file_seeds'])}** | **{mean(a, 'cio_mean')}** | **{mean(a, 'sq_diff_mean')}** | "
               f"**{mean(b, 'cio_mean')}** | **{mean(b, 'sq_diff_mean')}** | {mean(r, 'cio_mean')} | "
@@ -378,11 +369,11 @@ def markdown(res: dict) -> str:
                 if not piece:
                     return "n/a"
                 x = piece["mean_over_files"]["interactions"][t]
-                return f"{_f(x['coef_mean'], 3)} / {_f(x['cio_mean'], 3)} / {_f(x['sq_diff_mean'], 1)}"
-            L.append(f"| `{t}` | {_f(real['coef'][t], 3)} [{_f(real['lower'][t], 3)}, {_f(real['upper'][t], 3)}] | "
+                return f"{number(x['coef_mean'], 3)} / {number(x['cio_mean'], 3)} / {number(x['sq_diff_mean'], 1)}"
+            L.append(f"| `{t}` | {number(real['coef'][t], 3)} [{number(real['lower'][t], 3)}, {number(real['upper'][t], 3)}] | "
                      f"{icell(a)} | {icell(b)} | {icell(r)} |")
         L += ["", "## The two scores: correlation and marginals", "",
-              f"Pearson correlation of ReadScal1 and MathScal1 in the real table: **{_f(res['real_score_correlation'], 3)}**. "
+              f"Pearson correlation of ReadScal1 and MathScal1 in the real table: **{number(res['real_score_correlation'], 3)}**. "
               "KS = two-sample Kolmogorov-Smirnov statistic of the synthetic score against the real one.", "",
               "| file | (a) corr | (a) KS Read | (a) KS Math | (b) corr | (b) KS Read | (b) KS Math |",
               "|---|---|---|---|---|---|---|"]
@@ -390,7 +381,7 @@ def markdown(res: dict) -> str:
         def sc(piece, i, key):
             if not piece or i >= len(piece["files"]):
                 return "n/a"
-            return _f(piece["files"][i][key], 3)
+            return number(piece["files"][i][key], 3)
 
         for i, seed in enumerate(cfg["file_seeds"]):
             L.append(f"| seed {seed} | {sc(a, i, 'score_correlation')} | {sc(a, i, 'ks_ReadScal1')} | "
@@ -398,7 +389,7 @@ def markdown(res: dict) -> str:
                      f"{sc(b, i, 'ks_MathScal1')} |")
 
         def ms(piece, key):
-            return "n/a" if not piece else _f(piece["mean_over_files"][key], 3)
+            return "n/a" if not piece else number(piece["mean_over_files"][key], 3)
 
         L += [f"| **mean** | **{ms(a, 'score_correlation')}** | **{ms(a, 'ks_ReadScal1')}** | **{ms(a, 'ks_MathScal1')}** | "
               f"{ms(b, 'score_correlation')} | {ms(b, 'ks_ReadScal1')} | {ms(b, 'ks_MathScal1')} |"]
@@ -416,18 +407,10 @@ def main(argv=None) -> None:
         "short copula and BART chains")
     cfg = QUICK if args.quick else FULL
 
-    mach = machine()
-    mach["versions"].update({p: version(p) for p in ("stochtree", "statsmodels")})
-    res = {"quick": args.quick, "config": cfg, "targets": TARGETS, "machine": mach, "runs": {}}
-    if args.only and out.with_suffix(".json").exists():
-        old = json.loads(out.with_suffix(".json").read_text())
-        if old.get("config") != json.loads(json.dumps(cfg)):
-            raise SystemExit(f"{out.with_suffix('.json')} was written with other settings; "
-                             "use --out for a separate file")
-        for key in ("reference", "bart", "copula"):
-            if key in old and key not in pieces:
-                res[key] = old[key]
-        res["runs"] = {k: x for k, x in old.get("runs", {}).items() if k not in pieces}
+    res = {"quick": args.quick, "config": cfg, "targets": TARGETS, "machine": machine("stochtree", "statsmodels"),
+           "runs": {}}
+    if args.only:
+        keep_earlier(res, out, ("reference", "bart", "copula"), config=cfg)
 
     real = load_real(cfg)
     columns = list(real.columns)

