@@ -60,15 +60,19 @@ def bench_sweeps(cfg: dict) -> dict:
     from mixsynth import infer_spec
     from mixsynth.constraints import initial_latent
     from mixsynth.datasets import paper_layout
-    from mixsynth.encode import encode
+    from mixsynth.encode import latent_columns
+    from mixsynth.layout import Layout
     from mixsynth.kernels.latent import LEVEL
     from mixsynth.kernels.truncnorm import seed_streams
-    from mixsynth.sampler import NOISE_STREAMS, Prior, choose_factors, initial_state, sweep
+    from mixsynth.config import Prior
+    from mixsynth.sampler import NOISE_STREAMS, choose_factors, initial_state, sweep
     from mixsynth.schema import to_codes
 
     frame = paper_layout(n=cfg["layout_n"], seed=cfg["layout_seed"])
     spec = infer_spec(frame)
-    columns, cons = encode(spec, to_codes(frame, spec), "rpl")
+    values = to_codes(frame, spec)
+    layout = Layout(spec, tuple(latent_columns(spec, values, "rpl")), ())
+    columns, cons = list(layout.columns), layout.constraints(values)
     k = choose_factors(initial_latent(cons), 0.95)
     intercept = cons.kind == LEVEL
     prior = Prior()
@@ -122,7 +126,7 @@ def bench_fit(cfg: dict) -> tuple[dict, object, object]:
     frame = paper_layout(n=cfg["layout_n"], seed=cfg["layout_seed"])
     settings = SamplerSettings(sweeps=cfg["fit_sweeps"], burn_in=cfg["fit_burn_in"],
                                thin=cfg["fit_thin"], chains=cfg["fit_chains"])
-    model = CopulaSynthesizer(infer_spec(frame), settings, method="rpl", seed=cfg["fit_seed"])
+    model = CopulaSynthesizer(infer_spec(frame), settings, seed=cfg["fit_seed"])
     with Measure(memory=True) as fit:
         model.fit(frame)
     wall, mem = fit.seconds, fit.memory
@@ -176,7 +180,7 @@ def bench_synthesis(cfg: dict, model) -> dict:
 # -- d. the paper's Table 2 ----------------------------------------------------------------
 
 def bench_table2(cfg: dict) -> dict:
-    from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec
+    from mixsynth import CopulaSynthesizer, RunConfig, SamplerSettings, infer_spec
     from mixsynth.datasets import paper_simulation
 
     real = paper_simulation(n=cfg["sim_n"], seed=cfg["sim_seed"])
@@ -203,7 +207,7 @@ def bench_table2(cfg: dict) -> dict:
            "real_level_shares": real["x1"].value_counts(normalize=True).reindex(levels).tolist(),
            "methods": {}}
     for method in ("rpl", "rl"):
-        model = CopulaSynthesizer(spec, settings, method=method, seed=cfg["sim_fit_seed"], workers=1)
+        model = CopulaSynthesizer(spec, RunConfig(settings, method=method), seed=cfg["sim_fit_seed"], workers=1)
         with Measure() as load:
             t0 = time.perf_counter()
             model.fit(real)

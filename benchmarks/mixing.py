@@ -41,29 +41,27 @@ TARGETS = {"rhat_max": 1.05, "ess_bulk_min": 100}
 def bench_dataset(name: str, quick: bool) -> dict:
     import numpy as np
 
-    from mixsynth import CopulaSynthesizer, infer_spec, load_spec
+    from mixsynth import CopulaSynthesizer, RunConfig, infer_spec, load_spec
     from mixsynth.datasets import load_ncbirths, load_cps1988, load_nhefs
     from mixsynth.diagnostics import judged_entries
     from mixsynth.sampler import run_chains
-    from mixsynth.settings import method_settings
 
+    raw = {}
     if name == "cps1988-5000-defaults":   # a new user's 5,000-row, 7-column file: no spec at all
         train = load_cps1988().sample(n=5000, random_state=1).reset_index(drop=True)
-        spec = infer_spec(train)
     elif name == "census-extract-defaults":
         train = census_extract()
-        spec = infer_spec(train)
     else:
         frame = {"ncbirths": load_ncbirths, "cps1988": load_cps1988, "nhefs": load_nhefs}[name]()
         holdout = np.random.default_rng(1).random(len(frame)) < 0.2
         train = frame[~holdout].reset_index(drop=True)
-        spec = infer_spec(train, load_spec(REPO / "examples" / f"{name}.yaml"))
-    settings, method, _ = method_settings(spec)
-    if quick:
-        settings = type(settings)(sweeps=2000, burn_in=1000, thin=2, chains=settings.chains)
-    model = CopulaSynthesizer(spec, settings, method, seed=1)
+        raw = load_spec(REPO / "examples" / f"{name}.yaml")
+    spec = infer_spec(train, raw)
+    config = RunConfig.from_spec(raw, spec.columns, {"sweeps": 2000, "thin": 2} if quick else None)
+    settings = config.sampler
+    model = CopulaSynthesizer(spec, config, seed=1)
     started = time.perf_counter()
-    cons = model._fit_marginals(train)
+    cons = model.fit_marginals(train).constraints(train)
     t0 = time.perf_counter()
     model.set_chains(run_chains(cons, model.factors_, settings, 1, judged=judged_entries(model.columns_)))
     wall = time.perf_counter() - t0
@@ -75,7 +73,7 @@ def bench_dataset(name: str, quick: bool) -> dict:
     out = {"rows": len(train), "latent_columns": len(model.columns_), "factors": model.factors_,
            "structure": "full" if model.factors_ >= len(model.columns_) else "factor",
            "settings": settings.to_dict(), "chain_seconds": wall, "stage_seconds": stages, "convergence": conv,
-           "responses": list(model.spec_.responses) if model.spec_.responses != "none" else [],
+           "responses": list(model.layout_.responses),
            "ess_bulk_min_per_second": (conv["ess_bulk_min"] or 0) / wall,
            "ess_bulk_median_per_second": (conv["ess_bulk_median"] or 0) / wall}
     log(f"{name}: {wall:.0f} s, max R-hat {conv['rhat_max']:.3f}, min bulk ESS {conv['ess_bulk_min']:.0f}")
@@ -89,18 +87,18 @@ def bench_sweep(sweeps: int = 20) -> dict:
     from threadpoolctl import threadpool_limits
 
     import mixsynth.encode as encode
-    from mixsynth import CopulaSynthesizer, infer_spec
+    from mixsynth import CopulaSynthesizer, RunConfig, infer_spec
     from mixsynth.kernels.latent import LEVEL
     from mixsynth.kernels.truncnorm import seed_streams
     from mixsynth.sampler import NOISE_STREAMS, initial_state, sweep
 
     train, out, default = census_extract(), {}, encode.LEVEL_COLUMN_SHARE
-    spec = infer_spec(train, {"responses": "none"})
+    spec = infer_spec(train)
     for label, share in (("pooled", default), ("every_level", 0.0)):
         encode.LEVEL_COLUMN_SHARE = share
         try:
-            model = CopulaSynthesizer(spec, seed=1)
-            cons = model._fit_marginals(train)
+            model = CopulaSynthesizer(spec, RunConfig(responses="none"), seed=1).fit_marginals(train)
+            cons = model.constraints(train)
         finally:
             encode.LEVEL_COLUMN_SHARE = default
         rng = np.random.default_rng(0)

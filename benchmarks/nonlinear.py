@@ -44,7 +44,7 @@ def overlaps(real: pd.DataFrame, files: list) -> dict:
 
 
 def recovery(seeds=range(4)) -> list:
-    from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec
+    from mixsynth import CopulaSynthesizer, RunConfig, infer_spec
     from mixsynth.datasets import nonlinear_survey
 
     runs = []
@@ -53,8 +53,7 @@ def recovery(seeds=range(4)) -> list:
         row = {"seed": seed}
         for name, responses in (("auto", "auto"), ("copula_alone", "none")):
             t0 = time.perf_counter()
-            model = CopulaSynthesizer(infer_spec(real, {"responses": responses}), SamplerSettings(),
-                                      seed=seed).fit(real)
+            model = CopulaSynthesizer(infer_spec(real), RunConfig(responses=responses), seed=seed).fit(real)
             row[name] = {"fit_seconds": round(time.perf_counter() - t0, 1),
                          "responses": list(model.response_summary()["modelled"]),
                          "rhat_max": model.convergence_["rhat_max"],

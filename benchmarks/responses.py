@@ -157,15 +157,15 @@ def bench_model(cfg: dict, real, real_reg: dict, with_responses: bool) -> dict:
     same low-level call (model's Design, 24 predictors for ReadScal1, 24 + ReadScal1 for
     MathScal1), made after the copula's chains have finished."""
     import mixsynth.model as model_module
-    from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec
+    from mixsynth import BartSettings, CopulaSynthesizer, RunConfig, SamplerSettings, infer_spec
     from mixsynth.responses import ResponseModel
 
-    overrides = ({"columns": {r: {"role": "response"} for r in RESPONSES}, "bart": dict(cfg["bart"])}
-                 if with_responses else None)
-    spec = infer_spec(real, overrides)
+    spec = infer_spec(real)
     settings = SamplerSettings(sweeps=cfg["fit_sweeps"], burn_in=cfg["fit_burn_in"],
                                thin=cfg["fit_thin"], chains=cfg["fit_chains"])
-    model = CopulaSynthesizer(spec, settings, method="rpl", seed=cfg["fit_seed"])
+    config = (RunConfig(settings, responses=tuple(RESPONSES), bart=BartSettings(**cfg["bart"])) if with_responses
+              else RunConfig(settings, responses="none"))
+    model = CopulaSynthesizer(spec, config, seed=cfg["fit_seed"])
 
     bart = []
     original_fit_any = model_module.fit_any
@@ -205,7 +205,7 @@ def bench_model(cfg: dict, real, real_reg: dict, with_responses: bool) -> dict:
     wall, mem = load.seconds, load.memory
     conv = model.convergence_
     out = {"with_responses": with_responses, "responses": list(RESPONSES) if with_responses else [],
-           "settings": settings.to_dict(), "seed": cfg["fit_seed"], "spec_bart": dict(spec.bart),
+           "settings": settings.to_dict(), "seed": cfg["fit_seed"], "spec_bart": dict(cfg["bart"]) if with_responses else {},
            "p_star": len(model.columns_), "k": model.factors_, "fit_seconds": wall,
            "other_cores": load.other_cores, "our_cores": load.our_cores,
            "rhat_max": conv["rhat_max"], "rhat_median": conv["rhat_median"],

@@ -1,4 +1,4 @@
-"""From a table's model values to latent columns and their constraints.
+"""From a table's model values to latent columns (layout.py builds their constraints).
 
 Two encodings share every later code path:
 
@@ -43,7 +43,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from .constraints import Constraints, build_constraints
 from .latent_columns import LatentColumn
 from .schema import TableSpec
 from .tableio import InputError
@@ -294,14 +293,3 @@ def rank_column_values(col: LatentColumn, values: dict[str, np.ndarray]) -> np.n
     if col.role == "dummy":
         return np.where(np.isnan(y), np.nan, (y == col.level).astype(float))
     return y
-
-
-def encode(spec: TableSpec, values: dict[str, np.ndarray], method: str = "rpl",
-           responses: tuple[str, ...] = ()) -> tuple[list[LatentColumn], Constraints]:
-    """Latent columns and the constraints the data put on them."""
-    columns = latent_columns(spec, values, method, responses)
-    sources = categorical_sources(columns)
-    rank_values = {c.name: rank_column_values(c, values) for c in columns if c.role != "level"}
-    cons = build_constraints(columns, rank_values, copula_codes(level_codes(values, sources), columns, sources),
-                             {s: r for r, s in enumerate(sources)})
-    return columns, cons
