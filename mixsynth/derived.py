@@ -5,7 +5,7 @@ beside the detailed one, a state's cigarette price and tax beside the state, a d
 beside the year of death. A copula draws each such column on its own, so a synthetic row
 can be a child in the over-50 group, or a state with another state's price; a classifier
 then tells the synthetic file from the real one at a glance (NHEFS: the state and its
-four price and tax columns alone give a propensity AUC of 0.98).
+four price and tax columns).
 
 A column B is derived from a column A when, in the real rows, every value of A (a blank
 is a value) goes with one value of B, and a table without that link would show it with
@@ -162,8 +162,7 @@ def _loses_levels(derived: ColumnSpec, source: ColumnSpec) -> bool:
     """Whether deriving an unordered categorical from an ordered column would lose its level
     columns: the copula carries the source's links through one rank column, monotone only,
     and the categorical's own links with the other columns went with it (NHEFS: education
-    from years of school; the weight-gain regression's education terms fell from a CI overlap
-    of 0.75-0.90 to 0.48-0.79)."""
+    from years of school lost the weight-gain regression's education terms)."""
     return derived.modelled_as == "categorical" and source.modelled_as != "categorical"
 
 

@@ -52,8 +52,8 @@ class Judged:
 
     A column seen only where a binary (or its missingness indicator) takes one value, the
     year of death where death = 1, is fixed by the data only there: its correlation with
-    death is not, and its correlations over all rows move with that one (NHEFS, 20,000
-    sweeps: yrdth ~ death at -0.56 in one chain and 0.32 in the other). Among the rows where
+    death is not, and its correlations over all rows move with that one (NHEFS: yrdth ~
+    death settled at opposite signs in two chains). Among the rows where
     it is seen the correlations are fixed, and they are what synthesis uses (its cells are
     blank elsewhere). Selecting the rows where z_s is on its seen side, a share q of them,
     keeps a fraction v of z_s's variance (a truncated normal's) and, by the Pearson-Lawley

@@ -145,8 +145,7 @@ def level_columns(name: str, levels: tuple, y: np.ndarray) -> list[LatentColumn]
     gets no column at all, as long as two columns remain: like a blank that few rows show, a
     column positive in a handful of rows carries almost nothing the copula could use, its
     correlations wander under the prior and stall the chains (NHEFS: pica 1, 5 training rows
-    among a 669-row level and the 641 "not asked": max R-hat 1.17, min bulk ESS 8, every one
-    of the worst entries on it). Its rows are blank to the copula (``copula_codes``); the
+    among a 669-row level and the 641 "not asked", held every one of the worst entries). Its rows are blank to the copula (``copula_codes``); the
     categorical joint still draws the level."""
     counts = np.bincount(y[~np.isnan(y)].astype(np.int64), minlength=len(levels))
     total = counts.sum()

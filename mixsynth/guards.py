@@ -19,9 +19,8 @@ UNIQUE_SHARE = 0.5        # a categorical with levels above this share of its ro
 UNIQUE_MIN_LEVELS = 10    # ... once it has more than this many levels
 LATENT_PER_ROW = 1.0      # latent columns allowed per row of the table
 # Seconds of one sweep of one chain on one core: SWEEP_FIXED + PER_CELL_K * n p* k + PER_CELL * n p*
-# (k = p* for the full covariance). Fitted to fits of this sampler with 2 chains on 2 cores:
-# NC births 1,179 x 17 x 17 0.55 ms, CPS 22,532 x 9 x 9 3.9 ms, NHEFS 1,315 x 100 x 100
-# 5.7 ms, paper layout 19,364 x 35 x 35 18.5 ms (benchmarks/results/mixing.md, core.md).
+# (k = p* for the full covariance), fitted to the sweep times of 2-chain fits on 2 cores that
+# benchmarks/RESULTS.md ("Figures quoted in the code") lists.
 SWEEP_FIXED = 1.5e-4
 PER_CELL_K = 4.3e-10
 PER_CELL = 1.2e-8

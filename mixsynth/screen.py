@@ -24,7 +24,7 @@ gain go on (each costs a BART fit). Above SCREEN_ROWS rows a seeded subsample is
 A column in a refinement (derived.py: an ordered column and the unordered categorical
 that is a step function of it, NHEFS's years of school and education class) is never
 chosen by its gain: that gain is the step, which the refinement keeps exactly and BART
-would break in some rows (education by BART put 10-20% of NHEFS's synthetic rows in a
+would break in some rows (education by BART put some of NHEFS's synthetic rows in a
 class their years contradict, the largest source of its propensity AUC).
 
 The outcomes of the report's declared regressions (``report.regressions``) are chosen
@@ -43,12 +43,6 @@ responses); one that is no longer nonlinear there stays in the copula, since the
 responses after it carry what made it pass. On the nonlinear survey, age passes (its
 spread differs by marital status) but given sex alone it is linear: it stays in the
 copula, and marital status and wage are modelled given it.
-
-Measured (prototype, 5-fold, the example files without their declared responses):
-NC births: Weeks 0.036 (z 3.3), BirthWeightGm 0.046 (5.3); MomAge and Gained below 0.
-CPS 1988: wage 0.033 (7.7), experience 0.043 (5.8), education 0.022 (5.3).
-Paper layout: the trimester temperatures (0.03-0.08, seasonal), PBresult 0.021 (5.5); the
-test scores 0.000 (their lead effect is small against their variance).
 """
 from __future__ import annotations
 
@@ -277,8 +271,7 @@ def screen_responses(spec: TableSpec, values: dict[str, np.ndarray], seed: int =
     (an ordered column and the unordered categorical that is a function of it) to their
     partner: the step between them is kept exactly, so neither is chosen unless it is a
     declared outcome. One thread: the boosting's OpenMP threads spin when another process
-    holds a core (a screen of 1,450 rows took 36 s instead of 1.4 s on the shared 2-core
-    machine)."""
+    holds a core, and a screen then takes many times as long."""
     with threadpool_limits(1):
         return _screen(spec, values, seed, linked or {})
 

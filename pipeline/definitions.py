@@ -21,7 +21,7 @@ from .triggers import landing_sensor, latest_wave_schedule
 
 HEAVY_TAG = {"mixsynth/heavy": "true"}
 # Step processes fork from a server that has imported the code location once (dagster, the
-# core, arviz: 8 s or more a process otherwise); chains still run side by side.
+# core, arviz: seconds a process otherwise); chains still run side by side.
 EXECUTOR = dg.multiprocess_executor.configured(
     {"start_method": {"forkserver": {"preload_modules": ["pipeline.definitions"]}}})
 # dagster-celery: each step (each chain) a celery task on whichever worker takes it. Late
