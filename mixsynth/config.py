@@ -38,24 +38,22 @@ def from_section(cls, section: str, d: dict, **typed):
 
 @dataclass(frozen=True)
 class Prior:
-    """Hyperparameters of the copula; defaults are the authors' R code's.
-
-    nu: degrees of freedom of the local shrinkage phi_jh ~ Gamma(nu/2, nu/2) (3).
-    a1, a2: shapes of delta_1 ~ Gamma(a1, 1) and delta_l ~ Gamma(a2, 1), l >= 2 (2 and 3;
-        a2 > 1 makes later factors shrink).
-    a_sigma, b_sigma: sigma_j^-2 ~ Gamma(a_sigma, rate b_sigma), i.e. sigma^2 ~ IG(1, 0.3).
-    alpha_var: prior variance of the categorical level intercepts, alpha_j ~ N(0, 1).
-    pseudo_rows: the full structure's Omega ~ IW(p + 2 + m, (1 + m) I), mean I, is worth
-        m = pseudo_rows * sqrt(n) rows of independent latents (0: sbgcop's IW(p + 2, I)).
-    The full structure uses that and alpha_var.
-    """
+    """Hyperparameters of the copula; defaults are the authors' R code's. The full covariance
+    structure uses ``alpha_var`` and ``pseudo_rows``, the factor structure the others."""
     nu: float = 3.0
+    """degrees of freedom of the local shrinkage phi_jh ~ Gamma(nu/2, nu/2)"""
     a1: float = 2.0
     a2: float = 3.0
+    """shapes of delta_1 ~ Gamma(a1, 1) and delta_l ~ Gamma(a2, 1), l >= 2 (a2 > 1: later
+    factors shrink)"""
     a_sigma: float = 1.0
     b_sigma: float = 0.3
+    """sigma_j^-2 ~ Gamma(a_sigma, rate b_sigma), i.e. sigma^2 ~ IG(1, 0.3)"""
     alpha_var: float = 1.0
+    """prior variance of the categorical level intercepts, alpha_j ~ N(0, alpha_var)"""
     pseudo_rows: float = 0.25
+    """the full structure's Omega ~ IW(p + 2 + m, (1 + m) I), mean I, is worth
+    m = pseudo_rows * sqrt(n) rows of independent latents (0: sbgcop's IW(p + 2, I))"""
 
     def omega_weight(self, n: int) -> float:
         """m of the full structure's IW(p + 2 + m, (1 + m) I) for n rows."""
