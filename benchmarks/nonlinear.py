@@ -31,7 +31,7 @@ FORMULAS = {"wage": "np.log(wage) ~ age + I(age**2) + female + female:age + C(ma
 
 
 def overlaps(real: pd.DataFrame, files: list) -> dict:
-    from mixsynth.report.analyses import regression
+    from mixsynth.report.regressions import regression
 
     def married(frame):
         return frame.assign(married=(frame["marital"] == "married").astype(float))

@@ -1,9 +1,11 @@
 """mixsynth: fully synthetic mixed microdata from an extended rank-probit Gaussian copula.
 
-The statistical core (no Dagster here): `schema` and `tableio` read and describe the
-table, `marginals` hold each column's distribution, `latent`, `truncnorm` and `sampler`
-fit the sparse factor copula by Gibbs sampling, `synthesis` and `model` draw synthetic
-tables, `cli` is the command line.
+The statistical core (no Dagster here): `config` holds a run's settings, `schema` and
+`tableio` read and describe the table, `layout` and `marginals` fix its latent columns and
+each column's distribution, `sampler` (over the numba leaves in `kernels`) fits the sparse
+factor copula by Gibbs sampling, `responses` the BART response models, `model` and
+`synthetic` draw synthetic tables, `report` judges them and `cli` is the command line.
+ARCHITECTURE.md maps every stage to its module.
 """
 from .model import CopulaSynthesizer
 from .config import BartSettings, Prior, RunConfig, SamplerSettings, SynthesisSettings

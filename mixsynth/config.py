@@ -136,11 +136,11 @@ class BartSettings:
     keep_every: every keep_every-th kept draw's forest is stored for prediction (50 of
         200 by default: the posterior mean of f barely moves);
     variance_trees: trees of the forest for the log error variance of a rank-link
-        response (0: one error variance; responses.py: heteroskedastic errors);
+        response (0: one error variance; responses/bart.py: heteroskedastic errors);
     warm_start: grow-from-root sweeps opening the burn-in (stochtree's XBART start);
-    rescale: restandardize the latent response after each burn-in sweep (responses.py);
+    rescale: restandardize the latent response after each burn-in sweep (responses/bart.py);
     max_rows: above this many rows, fit on a seeded subsample of them;
-    linear: a linear term in the numeric features beside the trees (responses.py).
+    linear: a linear term in the numeric features beside the trees (responses/bart.py).
     """
     trees: int = 200
     burn_in: int = 50

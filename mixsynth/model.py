@@ -3,7 +3,7 @@
 A fit has three stages, each of which can run on its own (the pipeline runs each as an asset,
 every chain as its own step): ``fit_marginals`` (the layout of layout.py, the number of
 factors, the marginals and the categorical joint), the chains (``run_chain`` per chain, then
-``set_chains``) and ``fit_responses`` (BART, responses.py). ``sample`` draws synthetic tables
+``set_chains``) and ``fit_responses`` (BART, responses/). ``sample`` draws synthetic tables
 (synthetic.py); model_file.py saves and loads a model.
 
 The fitted model holds thinned posterior draws of alpha, Lambda and sigma^2 (never the
@@ -49,7 +49,7 @@ class CopulaSynthesizer:
     and BART fits; None = one per core, at most one per job).
 
     The responses (``config.responses``) leave the copula and are modelled by rank-likelihood
-    BART given the copula columns and the responses before them (responses.py). Columns that
+    BART given the copula columns and the responses before them (responses/). Columns that
     are a function of another column leave the model too, and are looked up from their
     source at synthesis (derived.py).
 

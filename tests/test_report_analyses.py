@@ -8,8 +8,9 @@ from scipy import stats
 from threadpoolctl import threadpool_limits
 
 from mixsynth.tableio import InputError
-from mixsynth.report.analyses import (ci_overlap, combine, group_statistic, pmse, propensity_auc, regression,
-                                      regression_combined, std_sq_diff, tstr)
+from mixsynth.report.analyses import group_statistic
+from mixsynth.report.regressions import ci_overlap, combine, regression, regression_combined, std_sq_diff
+from mixsynth.report.utility import pmse, propensity_auc, tstr
 
 
 def _json(obj):

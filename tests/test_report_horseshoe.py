@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mixsynth.report.analyses import regression
+from mixsynth.report.regressions import regression
 from mixsynth.report.horseshoe import fit_horseshoe
 
 # PyMC compiles and samples: minutes on a busy 2-core machine. `make test-slow` installs the

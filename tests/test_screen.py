@@ -8,7 +8,7 @@ import statsmodels.formula.api as smf
 
 from mixsynth import CopulaSynthesizer, InputError, RunConfig, SamplerSettings, infer_spec
 from mixsynth.datasets import nonlinear_survey
-from mixsynth.report.analyses import regression
+from mixsynth.report.regressions import regression
 from mixsynth.schema import to_codes
 from mixsynth.screen import MIN_GAIN, screen_responses
 

@@ -1,9 +1,9 @@
 """The whole utility and disclosure-risk report of synthetic file(s) against the real one.
 
 ``build_report(real, syns, spec, holdout=None, seed=0)`` runs the measures of
-``fidelity``, ``analyses`` and ``risk`` and returns one versioned, JSON-ready dict of
-aggregates only (schema ``mixsynth-report/1``; plain numbers, strings, lists, dicts, None for
-undefined, never NaN and never a row of any table).
+``fidelity``, ``analyses``, ``regressions``, ``utility`` and ``risk`` and returns one
+versioned, JSON-ready dict of aggregates only (schema ``mixsynth-report/1``; plain numbers,
+strings, lists, dicts, None for undefined, never NaN and never a row of any table).
 
 Dates, numbers written as text and rare levels are compared as the model saw them
 (``schema.model_view``: days, numbers, ``other``). What is computed on which file: marginals, associations, crosstabs, group statistics, TSTR,
@@ -13,7 +13,7 @@ combined over all of them ("combined", the fully synthetic combining rules of Ra
 Reiter and Rubin 2003) and, when the entry asks for it, as the paper's Bayesian horseshoe
 regression on the first file ("horseshoe", credible intervals); exact copies are counted in
 every file, and the gradient-boosting propensity AUC is computed per file (headline: the
-mean over the files; each side subsampled to at most ``analyses.PROPENSITY_MAX_ROWS`` rows).
+mean over the files; each side subsampled to at most ``utility.PROPENSITY_MAX_ROWS`` rows).
 The holdout is real rows kept out of synthesis: TSTR (train on ``real`` or on the synthetic
 file, test on the holdout) and the distance to closest record need it and are None, with a
 line in ``notes``, without it; attribute inference then runs without its holdout reference.
@@ -60,8 +60,9 @@ from threadpoolctl import threadpool_limits
 
 from ..schema import TableSpec, model_view
 from ..tableio import InputError, did_you_mean
-from . import analyses, fidelity, risk
+from . import analyses, fidelity, risk, utility
 from .measures import HEADLINE_MEASURES
+from .regressions import regression, regression_combined
 from .anonymeter import ENV as ANONYMETER_ENV, anonymeter_python, anonymeter_risks
 
 SCHEMA = "mixsynth-report/1"
@@ -96,7 +97,7 @@ def build_report(real: pd.DataFrame, syns: list[pd.DataFrame], spec: TableSpec,
     why), kept as ``report["responses"]``.
 
     Runs with one OpenMP/BLAS thread: the gradient-boosting fits spin their threads, and on a
-    machine whose cores are busy (another run, chains) that made a 1.4 s report take 28-60 s.
+    machine whose cores are busy (another run, chains) that made the report many times slower.
     """
     with threadpool_limits(1):
         return _build_report(real, syns, spec, holdout, seed, convergence, responses)
@@ -134,12 +135,12 @@ def _build_report(real, syns, spec, holdout, seed, convergence, responses) -> di
     for r in cfg["regressions"]:
         r_real, r_syns = ((real.query(r["where"]), [s.query(r["where"]) for s in syns]) if r["where"]
                           else (real, syns))
-        single = analyses.regression(r_real, r_syns[0], r["formula"], r["family"], r["standardize"])
-        combined = (analyses.regression_combined(r_real, r_syns, r["formula"], r["family"], r["standardize"])
+        single = regression(r_real, r_syns[0], r["formula"], r["family"], r["standardize"])
+        combined = (regression_combined(r_real, r_syns, r["formula"], r["family"], r["standardize"])
                     if len(syns) > 1 else None)
         t0 = time.perf_counter()
-        bayes = (analyses.regression(r_real, r_syns[0], r["formula"], r["family"], r["standardize"],
-                                     bayesian={**r["bayesian"], "seed": seed})
+        bayes = (regression(r_real, r_syns[0], r["formula"], r["family"], r["standardize"],
+                            bayesian={**r["bayesian"], "seed": seed})
                  if r["bayesian"] is not None else None)
         seconds["horseshoe"] += time.perf_counter() - t0
         regressions.append({**r, "single": single, "combined": combined, "horseshoe": bayes})
@@ -151,7 +152,7 @@ def _build_report(real, syns, spec, holdout, seed, convergence, responses) -> di
             notes.append("tstr: not computed, it needs a holdout (real rows kept out of synthesis)")
         notes.append("risk.dcr: not computed, it needs a holdout (real rows kept out of synthesis)")
     else:
-        tstr = [analyses.tstr(real, holdout, syn, t["target"], t["features"], t["task"], seed=seed)
+        tstr = [utility.tstr(real, holdout, syn, t["target"], t["features"], t["task"], seed=seed)
                 for t in cfg["tstr"]]
         dcr = risk.distance_to_closest_record(real[names], holdout[names], syn[names], spec, seed=seed)
 
@@ -178,8 +179,8 @@ def _build_report(real, syns, spec, holdout, seed, convergence, responses) -> di
         "group_statistics": group_stats,
         "regressions": regressions,
         "tstr": tstr,
-        "pmse": analyses.pmse(real[names], syn[names], seed=seed),
-        "propensity": analyses.propensity_auc(real[names], [s[names] for s in syns], seed=seed),
+        "pmse": utility.pmse(real[names], syn[names], seed=seed),
+        "propensity": utility.propensity_auc(real[names], [s[names] for s in syns], seed=seed),
         "risk": {"exact_copies": copies[0], "exact_copies_per_file": copies, "dcr": dcr,
                  "attribute_inference": inference, "outlier_disclosure": outliers, "anonymeter": attacks},
         "convergence": convergence,

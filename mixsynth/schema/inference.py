@@ -1,6 +1,6 @@
-"""Column specification: what each input column is and how the copula models it.
+"""Type inference: the ColumnSpec of every input column, from the data and the spec.
 
-A spec (YAML, see `load_spec`) may set, per column, `kind`, `role`, `levels`,
+A spec (YAML, see `spec.load_spec`) may set, per column, `kind`, `role`, `levels`,
 `unordered`, `lower`, `upper`; everything it leaves out is inferred from the data
 by `infer_spec` with this rule:
 
@@ -52,159 +52,18 @@ Error messages name columns, counts and the fix, never a cell or level value.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
-import yaml
 
-from .guards import check_levels_not_unique
-from .dates import NATIVE, detect_date_format, from_days, is_datetime, to_days
-from .numbers import DECIMALS, FORMATS as NUMBER_FORMATS, detect_numbers, parse_numbers
-from .tableio import InputError, did_you_mean
+from ..dates import NATIVE, detect_date_format, is_datetime, to_days
+from ..guards import check_levels_not_unique
+from ..numbers import DECIMALS, FORMATS as NUMBER_FORMATS, detect_numbers
+from ..tableio import InputError, did_you_mean
+from .spec import (LEVEL_KINDS, OTHER, SECTIONS, SETTINGS, ColumnSpec, TableSpec, column_decls, derived_setting,
+                   excluded_names, infer_options)
 
-KINDS = ("categorical", "binary", "ordinal", "count", "continuous", "date")
-ROLES = ("public", "quasi_identifier", "sensitive", "response", "none")
-LEVEL_KINDS = ("categorical", "binary", "ordinal")
-COLUMN_KEYS = ("kind", "role", "levels", "unordered", "lower", "upper", "decimal", "format")
-INFER_DEFAULTS = {"categorical_max_levels": 5, "max_levels": 100,
-                  "ordinal_as_categorical_below": 10, "min_rows": 20, "min_level_rows": 5}
-OTHER = "other"          # the level rare levels are merged into
 NUMBER_SHARE = 0.9       # share of cells that must be numbers (dates) for text to read as such
-_SECTIONS = ("exclude", "infer", "columns", "derived")
-_SETTINGS = ("sampler", "synthesis", "bart", "responses", "release")   # config.RunConfig reads these
 _EXCLUDE_FIX = "drop it or list it under `exclude` in the spec"
-
-
-@dataclass(frozen=True)
-class ColumnSpec:
-    """One modelled column; `levels` holds the K level values in model order (empty for count/continuous).
-
-    `decimal` ("." or ",") marks a text column read as numbers under that convention;
-    `date_format` the strftime format of a date column ("" for datetime64); `merged` the
-    number of rare levels merged into the level `other` (values outside `levels` map to it).
-    The repr leaves out `levels`, which are data values.
-    """
-
-    name: str
-    kind: str
-    role: str = "none"
-    levels: tuple = field(default=(), repr=False)
-    unordered: bool = False
-    lower: float | None = None
-    upper: float | None = None
-    dtype: str = ""
-    decimal: str = ""
-    date_format: str = ""
-    merged: int = 0
-
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise InputError(f"column '{self.name}': unknown kind {self.kind!r}; use one of {', '.join(KINDS)}")
-        if self.role not in ROLES:
-            raise InputError(f"column '{self.name}': unknown role {self.role!r}; use one of {', '.join(ROLES)}")
-        object.__setattr__(self, "levels", tuple(self.levels))
-
-    @property
-    def modelled_as(self) -> str:
-        """'categorical' (one latent per level) or 'rank' (one latent, extended rank likelihood)."""
-        return "categorical" if self.unordered else "rank"
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """The modelled columns in input order, the excluded names, and the spec's other sections
-    (`extra`: `report:`, `survey:` ...; the run's settings are config.RunConfig's).
-
-    `constants` holds the constant columns ({name, value, dtype}; confidential like the
-    levels), written back as they are; `order` the output column names in input order
-    (empty: the modelled names); `notes` one line per column read or recoded (no values).
-    """
-
-    columns: tuple[ColumnSpec, ...]
-    excluded: tuple[str, ...] = ()
-    extra: dict = field(default_factory=dict)
-    constants: tuple[dict, ...] = ()
-    order: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    derived: str = "auto"
-
-    def __post_init__(self):
-        for key in ("columns", "excluded", "constants", "order", "notes"):
-            object.__setattr__(self, key, tuple(getattr(self, key)))
-
-    def column(self, name: str) -> ColumnSpec:
-        """The spec of modelled column `name` (KeyError if it is not modelled)."""
-        for col in self.columns:
-            if col.name == name:
-                return col
-        raise KeyError(f"no modelled column {name!r}")
-
-    @property
-    def names(self) -> list[str]:
-        """Modelled column names in input order."""
-        return [col.name for col in self.columns]
-
-    @property
-    def output_names(self) -> list[str]:
-        """The columns of a synthetic file in input order: modelled and constant columns."""
-        return list(self.order) or self.names
-
-    @property
-    def recoded(self) -> list[str]:
-        """Modelled columns whose rare levels were merged into `other` (text) or suppressed
-        (numbers)."""
-        return [col.name for col in self.columns if col.merged]
-
-    @property
-    def blanked(self) -> list[str]:
-        """Number columns whose values are too rare to release: written back blank."""
-        return [c["name"] for c in self.constants if c["value"] is None]
-
-    def by_role(self, role: str) -> list[ColumnSpec]:
-        """Modelled columns with the given role, in input order."""
-        if role not in ROLES:
-            raise ValueError(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
-        return [col for col in self.columns if col.role == role]
-
-    def to_dict(self) -> dict:
-        """JSON-serialisable form (lists for tuples); `TableSpec.from_dict` inverts it exactly."""
-        d = asdict(self)
-        d["columns"] = [{**c, "levels": list(c["levels"])} for c in d["columns"]]
-        d["excluded"] = list(d["excluded"])
-        for key in ("constants", "order", "notes"):
-            d[key] = list(d[key])
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "TableSpec":
-        """Rebuild a TableSpec from `to_dict` output."""
-        return cls(columns=tuple(ColumnSpec(**c) for c in d["columns"]),
-                   excluded=tuple(d.get("excluded", ())), extra=dict(d.get("extra", {})), constants=tuple(dict(c) for c in d.get("constants", ())),
-                   order=tuple(d.get("order", ())), notes=tuple(d.get("notes", ())),
-                   derived=d.get("derived", "auto"))
-
-
-def load_spec(path) -> dict:
-    """Read a YAML spec file into its raw mapping (an empty file gives {})."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read spec file '{path.name}' ({exc.strerror or type(exc).__name__}); "
-                         f"check the path") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" near line {mark.line + 1}" if mark is not None else ""
-        raise InputError(f"spec file '{path.name}' is not valid YAML{where}; fix its syntax") from None
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise InputError(f"spec file '{path.name}' must be a YAML mapping with sections such as "
-                         f"`columns:` and `exclude:`")
-    return raw
 
 
 def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
@@ -212,9 +71,9 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
     raw = {} if raw is None else raw
     if not isinstance(raw, dict):
         raise InputError("the spec must be a mapping with sections such as `columns:` and `exclude:`")
-    opts = _infer_options(raw.get("infer"))
-    decls = _column_decls(raw.get("columns"))
-    excluded = _name_list(raw.get("exclude"))
+    opts = infer_options(raw.get("infer"))
+    decls = column_decls(raw.get("columns"))
+    excluded = excluded_names(raw.get("exclude"))
     names = list(frame.columns)
     if not all(isinstance(n, str) for n in names):
         raise InputError("column names must be strings; rename the columns of the input table")
@@ -251,122 +110,20 @@ def infer_spec(frame: pd.DataFrame, raw: dict | None = None) -> TableSpec:
         raise InputError(f"the table has {len(columns)} varying column(s) to model"
                          f"{' (constant: ' + ', '.join(held) + ')' if held else ''}; the model needs at least "
                          f"two, so add columns or list fewer under `exclude`")
-    extra = {k: v for k, v in raw.items() if k not in _SECTIONS + _SETTINGS}
+    extra = {k: v for k, v in raw.items() if k not in SECTIONS + SETTINGS}
     return TableSpec(tuple(columns), tuple(excluded), extra, tuple(constants), tuple(kept) if constants else (),
-                     tuple(notes), _derived(raw.get("derived", "auto")))
+                     tuple(notes), derived_setting(raw.get("derived", "auto")))
 
-
-def to_codes(frame: pd.DataFrame, spec: TableSpec) -> dict[str, np.ndarray]:
-    """Model values per modelled column, each a float64 array of length n_rows with NaN for missing.
-
-    categorical/binary/ordinal: level index 0..K-1; count/continuous: the numbers.
-    """
-    absent = [n for n in spec.names if n not in frame.columns]
-    if absent:
-        raise InputError(f"the table lacks modelled column(s) {', '.join(absent)}; "
-                         f"supply a table with the columns the spec was built from")
-    out = {}
-    for col in spec.columns:
-        s = frame[col.name]
-        present = s.notna().to_numpy().copy()
-        if col.kind in LEVEL_KINDS:
-            idx = pd.Index(col.levels, dtype=object).get_indexer(s[present].to_numpy(dtype=object))
-            if col.merged and OTHER in col.levels:
-                idx[idx < 0] = col.levels.index(OTHER)
-            elif col.merged:   # a number column's rare values are suppressed
-                present[present] = idx >= 0
-                idx = idx[idx >= 0]
-            if (idx < 0).any():
-                raise InputError(f"column '{col.name}' has {int((idx < 0).sum())} values that are not "
-                                 f"among its {len(col.levels)} levels; rebuild the spec from this table")
-            codes = np.full(len(s), np.nan)
-            codes[present] = idx
-        else:
-            codes = column_numbers(s, col)
-        out[col.name] = codes
-    return out
-
-
-def column_numbers(s: pd.Series, col: ColumnSpec) -> np.ndarray:
-    """(n,) float64 model values of a count/continuous/date column: numbers as they are,
-    text numbers under `col.decimal`, dates as days since 1970; NaN for missing."""
-    if col.kind == "date":
-        return to_days(s, col.date_format)
-    if col.decimal and not _is_numeric(s):
-        return parse_numbers(s, col.decimal)
-    if not _is_numeric(s):
-        raise InputError(f"column '{col.name}' is {col.kind} in the spec but not numeric in the "
-                         f"table; rebuild the spec from this table")
-    return s.to_numpy(dtype=np.float64, na_value=np.nan)
-
-
-def model_view(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
-    """`frame` as the model sees it (what the report compares): text numbers and dates as
-    numbers (days), rare levels as `other`; other columns unchanged."""
-    out = frame.copy()
-    for col in spec.columns:
-        if col.name not in frame.columns:
-            continue
-        if col.kind == "date" or col.decimal:
-            out[col.name] = column_numbers(frame[col.name], col)
-        elif col.merged and OTHER not in col.levels:   # numbers: rare values suppressed
-            s = frame[col.name]
-            out[col.name] = s.where(s.isin(col.levels))
-        elif col.merged:
-            keys = {_level_key(v): v for v in col.levels}
-            s = frame[col.name].astype(object)
-            out[col.name] = s.map(lambda v: v if pd.isna(v) else keys.get(_level_key(v), OTHER)).astype(object)
-    return out
-
-
-def _level_key(v):
-    """A level's identity across files: numbers and number text (2, 2.0, "2.0") as one float,
-    other text as itself. A numeric coded column with `other` is read back as text, so the
-    synthetic "2.0" must meet the real 2.0."""
-    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-        return float(v)
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return v
-
-
-def from_codes(values: dict[str, np.ndarray], spec: TableSpec) -> pd.DataFrame:
-    """Inverse of `to_codes`: arrays of length n (NaN = missing) -> (n, n_columns) frame in
-    output order (constant columns written back as they are).
-
-    Restores the recorded dtype where possible: integer and bool columns with missing
-    values become pandas nullable Int64/boolean; a `category` column gets its levels as
-    categories (ordered for an ordinal column); count values are rounded; dates are
-    written in their input format.
-    """
-    columns = {col.name: _restore(col, np.asarray(values[col.name], dtype=np.float64))
-               for col in spec.columns}
-    n = len(next(iter(columns.values())))
-    for const in spec.constants:
-        columns[const["name"]] = _constant(const, n)
-    return pd.DataFrame({name: columns[name] for name in spec.output_names})
-
-
-# -- inference ---------------------------------------------------------------
 
 def _is_constant(s: pd.Series) -> bool:
     """One value in every row, none missing."""
     return bool(s.notna().all()) and s.nunique() == 1
 
 
-def _constant(const: dict, n: int) -> pd.Series:
-    """A constant column of n rows in its recorded dtype."""
-    try:
-        return pd.Series([const["value"]] * n, dtype=const["dtype"] or None)
-    except (TypeError, ValueError):
-        return pd.Series([const["value"]] * n)
-
-
 def _is_text(s: pd.Series) -> bool:
     """Text columns (object or string dtype) that are not already numbers."""
     return (pd.api.types.is_object_dtype(s.dtype) or pd.api.types.is_string_dtype(s.dtype)) \
-        and not _is_numeric(s)
+        and not is_numeric(s)
 
 
 def _infer_column(s: pd.Series, decl: dict, opts: dict, notes: list[str] | None = None) -> ColumnSpec:
@@ -397,7 +154,7 @@ def _infer_column(s: pd.Series, decl: dict, opts: dict, notes: list[str] | None 
                           else "float64")
             observed = s.dropna()
             n_distinct = observed.nunique()
-    numeric = _is_numeric(s)
+    numeric = is_numeric(s)
     n_inf = int((~np.isfinite(observed.to_numpy(dtype=np.float64))).sum()) if numeric else 0
     if n_inf:
         raise InputError(f"column '{name}' has {n_inf} infinite values; replace them with missing "
@@ -606,7 +363,7 @@ def _bounds(name: str, x: np.ndarray, decl: dict) -> tuple[float | None, float |
     return (None if lower is None else float(lower)), (None if upper is None else float(upper))
 
 
-def _is_numeric(s: pd.Series) -> bool:
+def is_numeric(s: pd.Series) -> bool:
     """True for int/float columns (bool excluded) and object columns holding only numbers."""
     if pd.api.types.is_bool_dtype(s.dtype):
         return False
@@ -614,113 +371,3 @@ def _is_numeric(s: pd.Series) -> bool:
         return True
     return s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) in (
         "integer", "floating", "mixed-integer-float")
-
-
-# -- raw spec validation -----------------------------------------------------
-
-def _infer_options(infer) -> dict:
-    """The `infer:` section merged over INFER_DEFAULTS."""
-    if infer is None:
-        return dict(INFER_DEFAULTS)
-    if not isinstance(infer, dict):
-        raise InputError("the `infer` section must be a mapping such as {max_levels: 100}")
-    for key, value in infer.items():
-        if key not in INFER_DEFAULTS:
-            raise InputError(f"unknown key '{key}' under `infer`; allowed keys are {', '.join(INFER_DEFAULTS)}")
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InputError(f"`infer.{key}` must be a non-negative integer; fix it in the spec")
-    return {**INFER_DEFAULTS, **infer}
-
-
-def _column_decls(columns) -> dict[str, dict]:
-    """The `columns:` section as {name: settings}, each setting checked for key, type and value."""
-    if columns is None:
-        return {}
-    if not isinstance(columns, dict):
-        raise InputError("the `columns` section must map column names to settings such as {kind: count}")
-    decls = {}
-    for name, decl in columns.items():
-        name, decl = str(name), {} if decl is None else decl
-        if not isinstance(decl, dict):
-            raise InputError(f"column '{name}': settings must be a mapping such as {{kind: count}}")
-        for key, value in decl.items():
-            if key not in COLUMN_KEYS:
-                raise InputError(f"column '{name}': unknown key '{key}'; allowed keys are {', '.join(COLUMN_KEYS)}")
-            if key == "kind" and value not in KINDS:
-                raise InputError(f"column '{name}': unknown kind {value!r}; use one of {', '.join(KINDS)}")
-            if key == "role" and value not in ROLES:
-                raise InputError(f"column '{name}': unknown role {value!r}; use one of {', '.join(ROLES)}")
-            if key == "unordered" and not isinstance(value, bool):
-                raise InputError(f"column '{name}': `unordered` must be true or false")
-            if key in ("lower", "upper") and value is not None and not _is_number(value):
-                raise InputError(f"column '{name}': `{key}` must be a finite number or null")
-            if key == "decimal" and value not in DECIMALS:
-                raise InputError(f"column '{name}': `decimal` must be \".\" or \",\"")
-            if key == "format" and not (isinstance(value, str) and "%" in value):
-                raise InputError(f"column '{name}': `format` must be a strftime format such as \"%d/%m/%Y\"")
-            if key == "levels" and not (isinstance(value, list) and value and all(
-                    isinstance(v, str) or _is_number(v) or isinstance(v, bool) for v in value)):
-                raise InputError(f"column '{name}': `levels` must be a non-empty list of plain values")
-        decls[name] = decl
-    return decls
-
-
-def _name_list(exclude) -> list[str]:
-    """The `exclude:` section as a list of column names."""
-    if exclude is None:
-        return []
-    if not isinstance(exclude, list):
-        raise InputError("the `exclude` section must be a list of column names, e.g. [ID, rownames]")
-    return [str(name) for name in exclude]
-
-
-def _derived(value) -> str:
-    """The spec's ``derived:`` setting: "auto" (columns that are a function of another are
-    looked up from it, derived.py) or "none"."""
-    if value not in ("auto", "none"):
-        raise InputError("`derived` must be auto (columns that are a function of another are derived "
-                         "from it) or none; fix it in the spec")
-    return value
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-# -- restoring ---------------------------------------------------------------
-
-def _restore(col: ColumnSpec, x: np.ndarray) -> pd.Series:
-    """One output column from its model values `x` (n,), in the recorded dtype where possible."""
-    if col.kind == "date":
-        return from_days(x, col.date_format, col.dtype)
-    missing = np.isnan(x)
-    np_kind = _numpy_kind(col.dtype)
-    int_like = np_kind in ("i", "u", "b")
-    if col.kind in LEVEL_KINDS:
-        valid = (x == np.round(x)) & (x >= 0) & (x < len(col.levels))
-        if (~missing & ~valid).any():
-            raise ValueError(f"column '{col.name}': codes must be level indices 0..{len(col.levels) - 1} or NaN")
-        codes = np.where(missing, -1, x).astype(np.int64)
-        if col.dtype == "category":
-            return pd.Series(pd.Categorical.from_codes(codes, categories=list(col.levels),
-                                                       ordered=col.kind == "ordinal"))
-        data = np.array([*col.levels, np.nan], dtype=object)[codes]
-    else:
-        data = np.rint(x) if col.kind == "count" or int_like else x
-    dtype = col.dtype or None
-    if int_like and missing.any():
-        dtype = {"b": "boolean", "i": "Int", "u": "UInt"}[np_kind]
-        dtype += "" if np_kind == "b" else str(np.dtype(col.dtype).itemsize * 8)
-    try:
-        return pd.Series(data, dtype=dtype)
-    except (TypeError, ValueError):
-        return pd.Series(data).infer_objects()
-
-
-def _numpy_kind(dtype: str) -> str:
-    """numpy kind character of a dtype string ('' for pandas extension dtypes or unknown)."""
-    try:
-        t = pd.api.types.pandas_dtype(dtype)
-    except TypeError:
-        return ""
-    return t.kind if isinstance(t, np.dtype) else ""
