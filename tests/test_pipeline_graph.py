@@ -188,3 +188,27 @@ def test_same_seed_gives_the_same_synthetic_file(stores):
         files.append(candidate.read_bytes())
     assert files[0] == files[1]
 
+
+def test_the_chain_steps_follow_the_wave_config_not_the_code_location(stores):
+    """A wave whose stored config asks for 3 chains runs 3 chain steps in a code location
+    loaded from a spec that asks for 2: no reload, no guard."""
+    land(stores / "landing" / "tiny" / f"{WAVE}.csv", small_table())
+    three = survey_spec()
+    three["sampler"]["chains"] = 3
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("tiny_waves", [WAVE])
+    assert run_wave(write_survey(stores / "three", three), instance,
+                    [dg.AssetKey(["tiny", s]) for s in ("raw_table", "marginal_estimates")]).success
+    config = json.loads((stores / "confidential" / "tiny" / WAVE / "config.json").read_text())
+    assert config["sampler"]["chains"] == 3
+
+    two = write_survey(stores / "two", survey_spec())   # the code location's spec: 2 chains
+    result = run_wave(two, instance, [dg.AssetKey(["tiny", "copula_posterior"])])
+    assert result.success
+    started = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_START}
+    assert {k for k in started if k.startswith(CHAIN_STEP)} == {f"{CHAIN_STEP}[chain_{c}]" for c in range(3)}
+    [posterior] = result.get_asset_materialization_events()
+    assert posterior.asset_key == dg.AssetKey(["tiny", "copula_posterior"])
+    meta = posterior.materialization.metadata
+    assert meta["chains"].value == 3 and meta["sweeps_per_chain"].value == "60, 60, 60"
+    assert not (stores / "confidential" / "tiny" / WAVE / "checkpoints").exists()
