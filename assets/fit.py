@@ -1,20 +1,17 @@
-"""The fit of a survey wave: the raw table, the marginals, one asset per MCMC chain, the
-copula's posterior and the BART responses (everything they write is confidential)."""
+"""The fit of a survey wave around the copula's posterior (posterior.py): the raw table, the
+marginals and the BART responses (everything they write is confidential)."""
 
-import os
 import time
 
 import dagster as dg
 import numpy as np
 
 from mixsynth import CopulaSynthesizer, InputError, infer_spec, read_table
-from mixsynth.checkpoint import CHECKPOINT_SECONDS, Checkpoint
 from mixsynth.landing import file_digest, wave_file
 from resources import ConfidentialStore, LandingArea
 
 from .metadata import number, withheld_details
-from .stages import (AFTER_CHAINS, AFTER_MARGINALS, AFTER_POSTERIOR, AFTER_RAW, AFTER_RESPONSES, CHECKPOINTS,
-                     FINGERPRINT_TAG, ChainProgress, SurveyStages, WaveConfig, chain_threads)
+from .stages import AFTER_MARGINALS, AFTER_RAW, AFTER_RESPONSES, FINGERPRINT_TAG, SurveyStages, WaveConfig
 
 
 def raw_table_asset(s: SurveyStages) -> dg.AssetsDefinition:
@@ -75,73 +72,6 @@ def marginals_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
             "rows": model.n_rows_, "modelled_columns": len(spec.columns), "latent_columns": len(model.columns_),
             "factors": model.factors_, "method": config.method, "seed": s.survey.seed})
     return marginal_estimates
-
-
-def chain_asset(s: SurveyStages, chain: int, upstream) -> dg.AssetsDefinition:
-    name = s.name
-
-    @dg.asset(key=s.key(f"copula_chain_{chain}"), deps=[upstream], kinds={"numpy"}, **s.common,
-              description=f"MCMC chain {chain} of the copula (its own step, so chains run in parallel); "
-                          "kept draws of alpha, Lambda and sigma^2 (confidential).")
-    def copula_chain(context: dg.AssetExecutionContext,
-                     confidential: ConfidentialStore) -> dg.MaterializeResult:
-        wave = context.partition_key
-        train = confidential.read_table(name, wave, "train.parquet")
-        model = confidential.load_model(name, wave, "model-marginals.npz")
-        settings = model.settings
-        confidential.discard(name, wave, f"chain-{chain}.npz", f".chain-{chain}.npz.*.tmp", *AFTER_CHAINS)
-        started = time.monotonic()
-        with withheld_details(f"running chain {chain}"), chain_threads(s.chains) as threads:
-            lengths = settings.lengths
-            plan = (f"{settings.sweeps:,} sweeps ({settings.burn_in:,} burn-in)" if len(lengths) == 1 else
-                    f"until its draws have mixed, checked after {', '.join(f'{x:,}' for x in lengths)} sweeps "
-                    "(the first half of a run is burn-in)")
-            context.log.info(f"chain {chain}: {plan} on {threads} thread(s)")
-            checkpoint = Checkpoint(confidential.target(name, wave, f"{CHECKPOINTS}/chain-{chain}.npz"),
-                                    float(os.environ.get("MIXSYNTH_CHECKPOINT_SECONDS") or CHECKPOINT_SECONDS))
-            draws = model.run_chain(train, chain, ChainProgress(context.log, chain, settings.sweeps), checkpoint)
-            if checkpoint.resumed_at:
-                context.log.info(f"chain {chain}: went on from its checkpoint at sweep {checkpoint.resumed_at:,}")
-            confidential.save_arrays(draws, name, wave, f"chain-{chain}.npz")
-        seconds = time.monotonic() - started
-        swept = int(draws["sweeps"])
-        return dg.MaterializeResult(metadata={
-            "chain": chain, "sweeps": swept, "burn_in": swept // 2 if len(lengths) > 1 else settings.burn_in,
-            "kept_draws": settings.kept, "threads": threads, "seconds": number(seconds),
-            "resumed_from_sweep": checkpoint.resumed_at,
-            "sweeps_per_second": number(swept / seconds) if seconds > 0 else None})
-    return copula_chain
-
-
-def posterior_asset(s: SurveyStages, chain_assets) -> dg.AssetsDefinition:
-    name, chains = s.name, s.chains
-
-    @dg.asset(key=s.key("copula_posterior"), deps=chain_assets, kinds={"numpy"}, **s.common,
-              description="Posterior draws of the copula from every chain, with R-hat and bulk ESS "
-                          "of its correlations (confidential).")
-    def copula_posterior(context: dg.AssetExecutionContext,
-                         confidential: ConfidentialStore) -> dg.MaterializeResult:
-        wave = context.partition_key
-        model = confidential.load_model(name, wave, "model-marginals.npz")
-        if model.settings.chains != chains:
-            raise InputError(f"the spec now asks for {model.settings.chains} chains, the code location "
-                             f"was loaded with {chains}; reload the code location and rematerialize")
-        confidential.discard(name, wave, *AFTER_POSTERIOR)
-        with withheld_details("combining the chains"):
-            model.set_chains([confidential.load_arrays(name, wave, f"chain-{c}.npz") for c in range(chains)])
-            confidential.save_model(model, name, wave, "model-copula.npz")
-            confidential.discard(name, wave, CHECKPOINTS)
-        conv = model.convergence_
-        return dg.MaterializeResult(metadata={
-            "chains": conv["chains"], "draws_per_chain": conv["draws_per_chain"],
-            "sweeps": max(conv.get("sweeps_per_chain", [model.settings.sweeps])),
-            "sweeps_per_chain": ", ".join(map(str, conv.get("sweeps_per_chain", [model.settings.sweeps]))),
-            "correlations_checked": conv["entries"],
-            "rhat_max": number(conv["rhat_max"]), "rhat_median": number(conv["rhat_median"]),
-            "share_rhat_below_1_01": number(conv["share_rhat_below_1_01"]),
-            "ess_bulk_min": number(conv["ess_bulk_min"]), "ess_bulk_median": number(conv["ess_bulk_median"]),
-            "ess_tail_min": number(conv["ess_tail_min"])})
-    return copula_posterior
 
 
 def responses_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:

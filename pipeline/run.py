@@ -38,10 +38,9 @@ def main(argv=None) -> int:
         instance.add_dynamic_partitions(partitions, [args.wave])
     job = dg.build_reconstructable_job("pipeline.run", "survey_job", reconstructable_args=(args.survey,))
     quiet = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
-    chains = [k for k in survey_job(args.survey).asset_layer.executable_asset_keys
-              if k.path[-1].startswith("copula_chain_")]
-    print(f"{args.survey} wave {args.wave}: {len(chains)} chains run side by side; each logs its sweeps "
-          f"(\"chain N: done/total sweeps\") every tenth of its run", flush=True)
+    print(f"{args.survey} wave {args.wave}: the MCMC chains (as many as the wave's config asks for) run "
+          f"side by side; each logs its sweeps (\"chain N: done/total sweeps\") every tenth of its run",
+          flush=True)
     options = {"tags": {"dagster/partition": args.wave}}   # re-execution does not carry it over
     if args.from_failure:
         parent = instance.get_run_by_id(args.from_failure)

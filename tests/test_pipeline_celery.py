@@ -11,9 +11,11 @@ from pipeline_fixtures import land, small_table, survey_spec, write_survey
 from services import RedisServer, stop_group
 
 WAVE = "2026-q1"
-STEPS = {"tiny__raw_table", "tiny__marginal_estimates", "tiny__copula_chain_0", "tiny__copula_chain_1",
-         "tiny__copula_posterior", "tiny__response_posterior", "tiny__synthetic_files", "tiny_reports",
-         "tiny__release_decision", "tiny__published_release"}
+CHAIN = "tiny__copula_posterior.tiny_run_chain"   # the chain steps: CHAIN[chain_0], ...
+STEPS = {"tiny__raw_table", "tiny__marginal_estimates", "tiny__copula_posterior.tiny_list_chains",
+         f"{CHAIN}[chain_0]", f"{CHAIN}[chain_1]", "tiny__copula_posterior.tiny_combine_chains",
+         "tiny__response_posterior", "tiny__synthetic_files", "tiny_reports", "tiny__release_decision",
+         "tiny__published_release"}
 
 
 @pytest.fixture
@@ -70,8 +72,7 @@ def test_celery_workers_run_each_step_as_a_task_and_give_the_in_process_file(tmp
             worker_of[event.step_key] = event.dagster_event.engine_event_data.metadata["Celery worker"].value
     assert set(worker_of) == STEPS, sorted({(e.dagster_event.message or "")[:80] for e in instance.all_logs(
         record.dagster_run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)})
-    assert {worker_of["tiny__copula_chain_0"].split("@")[0], worker_of["tiny__copula_chain_1"].split("@")[0]} \
-        == {"w1", "w2"}
+    assert {worker_of[f"{CHAIN}[chain_{c}]"].split("@")[0] for c in (0, 1)} == {"w1", "w2"}
     instance.dispose()
 
     # the same wave in process: byte-identical synthetic file and release record

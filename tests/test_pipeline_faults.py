@@ -10,7 +10,6 @@ import time
 import dagster as dg
 import numpy as np
 import pandas as pd
-import pytest
 
 from deployment import Deployment, files, step_events, wait_for
 from mixsynth import CopulaSynthesizer
@@ -19,7 +18,8 @@ from pipeline_fixtures import land, small_table, survey_spec, write_survey
 from services import stop_group
 
 WAVE = "2026-q1"
-CHAIN_0 = "tiny__copula_chain_0"
+CHAIN = "tiny__copula_posterior.tiny_run_chain"   # the chain steps: CHAIN[chain_0], ...
+CHAIN_0 = f"{CHAIN}[chain_0]"
 
 
 def readable(path):
@@ -53,8 +53,8 @@ def test_a_chain_killed_mid_run_fails_the_run_and_reexecution_from_failure_compl
     previous = files(release)
     # the terminal followed the chains (what make demo shows)
     shown = (tmp_path / "first.log").read_text()
-    assert "tiny__copula_chain_0 - chain 0: 2,000/20,000 sweeps (10%" in shown
-    assert "tiny__copula_chain_1 - chain 1: 20,000/20,000 sweeps (100%" in shown
+    assert f"{CHAIN_0} - chain 0: 2,000/20,000 sweeps (10%" in shown
+    assert f"{CHAIN}[chain_1] - chain 1: 20,000/20,000 sweeps (100%" in shown
 
     land(landing, small_table(seed=11))   # a corrected file for the wave: the next run's input
     instance = dep.instance()
@@ -102,7 +102,7 @@ def test_a_chain_killed_mid_run_fails_the_run_and_reexecution_from_failure_compl
     assert child.status == dg.DagsterRunStatus.SUCCESS and child.tags["dagster/partition"] == WAVE
     rerun = {e.step_key for e in instance.all_logs(child.run_id, of_type=dg.DagsterEventType.STEP_START)}
     assert CHAIN_0 in rerun and not rerun & {"tiny__raw_table", "tiny__marginal_estimates",
-                                             "tiny__copula_chain_1"}
+                                             "tiny__copula_posterior.tiny_list_chains", f"{CHAIN}[chain_1]"}
     released = files(release)
     assert released != previous and b'"fingerprint": "' + file_digest(landing).encode() in released["record.json"]
     assert (wave / "chain-0.npz").exists() and not (wave / "checkpoints").exists()

@@ -15,9 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-STAGES = ["raw_table", "marginal_estimates", "copula_chain_0", "copula_chain_1", "copula_posterior",
-          "response_posterior", "synthetic_files", "utility_report", "disclosure_report",
-          "release_decision", "published_release"]
+STAGES = ["raw_table", "marginal_estimates", "copula_posterior", "response_posterior", "synthetic_files",
+          "utility_report", "disclosure_report", "release_decision", "published_release"]
 
 
 @pytest.fixture

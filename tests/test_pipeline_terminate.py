@@ -10,6 +10,7 @@ from deployment import BIN, Deployment, step_events, wait_for
 from pipeline_fixtures import land, small_table, survey_spec, write_survey
 from services import stop_group
 
+CHAIN = "tiny__copula_posterior.tiny_run_chain"   # the chain steps: CHAIN[chain_0], ...
 STOPPED = {dg.DagsterRunStatus.CANCELED, dg.DagsterRunStatus.FAILURE}
 
 
@@ -41,7 +42,7 @@ def test_terminating_a_run_stops_its_chain_steps_within_30_seconds(tmp_path, pos
             deadline, every=0.5, alive=[(daemon, "dagster-daemon")])
         time.sleep(3)
         steps = [e.dagster_event.pid for c in (0, 1)
-                 for e in step_events(instance, run_id, dg.DagsterEventType.STEP_START, f"tiny__copula_chain_{c}")]
+                 for e in step_events(instance, run_id, dg.DagsterEventType.STEP_START, f"{CHAIN}[chain_{c}]")]
         assert len(steps) == 2 and all(alive(pid) for pid in steps)
 
         asked = time.monotonic()
