@@ -41,8 +41,10 @@ $(DAGSTER_HOME)/dagster.yaml: $(DAGSTER_CONFIG)
 	@mkdir -p $(DAGSTER_HOME)
 	cp $(DAGSTER_CONFIG) $@
 
+# Two pytest workers, a test file each at a time (its module fixtures fitted once): the
+# deployment tests wait on processes and the statistical ones each keep one core busy.
 test: .venv/.installed .venv-anonymeter/bin/python
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 test-slow: .venv/.installed
 	.venv/bin/pip install --quiet -e '.[test,celery,bayes]'

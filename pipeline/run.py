@@ -3,8 +3,9 @@ the release is.
 
 The wave's file must be in the survey's landing folder. The run goes to the Dagster instance
 at ``DAGSTER_HOME`` (so it shows in the UI) on the multiprocess executor, each MCMC chain in
-its own process. The terminal follows the run: each step as it starts and ends, and each
-chain's sweeps every tenth of its run. ``--from-failure RUN_ID`` re-executes a failed run of
+its own process. The terminal follows the run at the instance's log level (INFO in the shipped
+``dagster.yaml``): each chain's sweeps every tenth of its run and what the steps report, then
+the decision and the release's files. ``--from-failure RUN_ID`` re-executes a failed run of
 the wave from its failed steps (what the UI's "Re-execute from failure" does). Exit status
 0 when the wave was released, 1 otherwise.
 """
@@ -37,7 +38,6 @@ def main(argv=None) -> int:
     if not instance.has_dynamic_partition(partitions, args.wave):
         instance.add_dynamic_partitions(partitions, [args.wave])
     job = dg.build_reconstructable_job("pipeline.run", "survey_job", reconstructable_args=(args.survey,))
-    quiet = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
     print(f"{args.survey} wave {args.wave}: the MCMC chains (as many as the wave's config asks for) run "
           f"side by side; each logs its sweeps (\"chain N: done/total sweeps\") every tenth of its run",
           flush=True)
@@ -48,7 +48,7 @@ def main(argv=None) -> int:
             print(f"run {args.from_failure} is not a run of {args.survey} wave {args.wave}", file=sys.stderr)
             return 2
         options["reexecution_options"] = dg.ReexecutionOptions.from_failure(args.from_failure, instance)
-    with dg.execute_job(job, instance, run_config=quiet, **options) as result:
+    with dg.execute_job(job, instance, **options) as result:
         run_id, success = result.run_id, result.success
     release = ReleaseStore.from_env().folder(args.survey, args.wave)
     if success:

@@ -1,7 +1,31 @@
 """Fixtures shared by the tests: short MCMC settings, the stores, Dagster instances on SQLite and Postgres."""
+import os
+
 import pytest
 
 from mixsynth import SamplerSettings
+
+
+def pytest_configure(config):
+    """Under pytest-xdist (`make test`: two workers), each worker's in-process chains get
+    their share of the cores: numba's threads meet at a barrier every sweep, and two
+    workers each running two threads on two cores made those chains 10x slower. The draws
+    do not depend on the thread count (test_sampler.py, test_truncnorm.py)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        import numba
+        numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // workers))
+
+
+# The files that take longest (a minute or more on two cores), longest first: run first,
+# they leave the short files to fill in, and the two workers end together.
+LONG_FILES = ["test_pipeline_daemon.py", "test_pipeline_faults.py", "test_sbc.py", "test_responses.py",
+              "test_checkpoint.py", "test_screen.py", "test_sampler.py", "test_pipeline_celery.py"]
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))
 
 
 @pytest.fixture(scope="session")

@@ -53,6 +53,7 @@ def test_a_chain_killed_mid_run_fails_the_run_and_reexecution_from_failure_compl
     previous = files(release)
     # the terminal followed the chains (what make demo shows)
     shown = (tmp_path / "first.log").read_text()
+    assert " - DEBUG - " not in shown
     assert f"{CHAIN_0} - chain 0: 2,000/20,000 sweeps (10%" in shown
     assert f"{CHAIN}[chain_1] - chain 1: 20,000/20,000 sweeps (100%" in shown
 

@@ -42,6 +42,13 @@ def test_the_shipped_instance_queues_one_heavy_run_and_sends_nothing_home(dagste
     assert not instance.telemetry_enabled and not instance.nux_enabled
 
 
+def test_the_shipped_instances_print_info_lines_not_debug(instance):
+    """dagster.yaml and docker/dagster.yaml: a run's console (make demo's terminal) shows the
+    chains' progress at INFO without the engine's DEBUG lines (test_pipeline_faults.py reads
+    that terminal)."""
+    assert instance.python_log_level == "INFO"
+
+
 def test_definitions_validate(dagster_env):
     done = subprocess.run([BIN / "dagster", "definitions", "validate", "-w", "workspace.yaml"], cwd=ROOT,
                           env=dagster_env, capture_output=True, text=True, timeout=240)
