@@ -69,7 +69,7 @@ def marginals_asset(s: SurveyStages, upstream) -> dg.AssetsDefinition:
             model = CopulaSynthesizer(spec, config, seed=s.survey.seed).fit_marginals(train)
             confidential.save_model(model, name, wave, "model-marginals.npz")
         return dg.MaterializeResult(metadata={
-            "rows": model.n_rows_, "modelled_columns": len(spec.columns), "latent_columns": len(model.columns_),
+            "rows": model.n_rows_, "copula_rows": model.copula_rows_, "modelled_columns": len(spec.columns), "latent_columns": len(model.columns_),
             "factors": model.factors_, "method": config.method, "seed": s.survey.seed})
     return marginal_estimates
 

@@ -101,7 +101,8 @@ def posterior_asset(s: SurveyStages, upstream: dg.AssetsDefinition) -> dg.Assets
         swept = int(draws["sweeps"])
         return dg.Output(chain, metadata={
             "chain": chain, "sweeps": swept, "burn_in": swept // 2 if len(lengths) > 1 else settings.burn_in,
-            "kept_draws": settings.kept, "threads": threads, "seconds": number(seconds),
+            "kept_draws": len(draws["alpha"]), "stopped_by_time_budget": bool(draws["stopped"]),
+            "threads": threads, "seconds": number(seconds),
             "resumed_from_sweep": checkpoint.resumed_at,
             "sweeps_per_second": number(swept / seconds) if seconds > 0 else None})
 

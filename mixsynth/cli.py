@@ -24,7 +24,7 @@ from .tableio import InputError, read_table, write_table
 from .checkpoint import CHECKPOINT_SECONDS, CheckpointFolder
 from .workers import Stopped, stop_on_signals
 
-FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors", "method", "rows", "m")   # RunConfig.from_spec
+FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors", "minutes", "method", "rows", "m")   # RunConfig.from_spec
 MAX_NOTES = 10   # input notes printed by the command line
 DATASETS = ("ncbirths", "cps1988", "nhefs", "kdd-census", "paper-layout", "paper-simulation")
 
@@ -119,6 +119,8 @@ def _fit_options(p):
     p.add_argument("--thin", type=int)
     p.add_argument("--chains", type=int)
     p.add_argument("--factors", type=int)
+    p.add_argument("--minutes", type=float, help="each chain stops after this many minutes, mixed or not "
+                                                 "(default: the spec's sampler.minutes, else 60)")
     p.add_argument("--method", choices=("rpl", "rl"), help="rpl (default) or the paper's RL baseline")
     p.add_argument("--checkpoint-every", type=float, default=CHECKPOINT_SECONDS, dest="checkpoint_every",
                    metavar="SECONDS", help="with --model, each chain saves its state (confidential) "
@@ -154,6 +156,10 @@ def _fitted(args) -> CopulaSynthesizer:
           f"C: max R-hat {show(conv['rhat_max'], '.3f')}, min bulk ESS {show(conv['ess_bulk_min'], '.0f')}"
           + (f" (chains of {' and '.join(f'{x:,}' for x in conv['sweeps_per_chain'])} sweeps)"
              if "sweeps_per_chain" in conv else ""))
+    stopped = conv.get("stopped_by_time_budget", 0)
+    if stopped:
+        print(f"not converged: {stopped} chain(s) reached the time budget of {settings.minutes:g} min "
+              "(sampler.minutes) before their draws mixed; the release rules on R-hat and ESS judge them")
     st = model.stage_seconds_
     print(f"  of which marginals and screen {st['marginals']:.1f} s, chains {st['chains']:.1f} s, "
           f"BART for {len(model.responses_)} response(s) {st['responses']:.1f} s")
@@ -189,8 +195,13 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
         print(f"skip patterns kept exactly ({len(rules)}): {'; '.join(rules)}")
     s = model.settings
     lengths = s.lengths
-    seconds = [fit_seconds(model.n_rows_, len(model.columns_), model.factors_, x, s.chains) for x in lengths]
-    layout = f"sampling {model.n_rows_:,} rows x {len(model.columns_)} latent columns x {model.factors_} factors"
+    seconds = [fit_seconds(model.copula_rows_, len(model.columns_), model.factors_, x, s.chains, s.minutes)
+               for x in lengths]
+    rows = (f"{model.copula_rows_:,} rows" if model.copula_rows_ == model.n_rows_ else
+            f"a sample of {model.copula_rows_:,} of the {model.n_rows_:,} rows (sampler.rows)")
+    layout = f"sampling {rows} x {len(model.columns_)} latent columns x {model.factors_} factors"
+    if s.minutes is not None:
+        print(f"each chain stops after {s.minutes:g} min (sampler.minutes), mixed or not")
     if len(lengths) == 1:
         print(f"{layout}, {s.sweeps:,} sweeps x {s.chains} chain(s): expected about {describe_seconds(seconds[0])}",
               flush=True)

@@ -20,10 +20,13 @@ import numpy as np
 from .tableio import InputError, did_you_mean
 
 RUN_DRAWS = 500          # kept draws a chain when a run length is given without `thin`
+COPULA_ROWS = 20_000     # rows the dependence is fitted on by default (subsample.py)
+MIN_COPULA_ROWS = 1_000  # the fewest a spec may ask for
+CHAIN_MINUTES = 60.0     # wall-clock minutes after which a chain stops by default
 FIRST_ROUND_SWEEPS = 2_000  # the shortest run a chain may stop after (until_converged)
 METHODS = ("rpl", "rl")
 MAX_RESPONSE_LEVELS = 8  # a categorical of more levels stays in the copula (one probit forest a level)
-SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors")
+SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors", "minutes")
 SYNTHESIS_FLAGS = ("rows", "m")
 
 
@@ -72,7 +75,12 @@ class SamplerSettings:
         Needs burn_in = sweeps / 2; True by default, False when a spec or the command line
         sets sweeps;
     factors: number of factors k; k >= p* (the latent columns) is the full covariance
-        structure. None picks it (sampler.choose_factors) from ``factor_variance``.
+        structure. None picks it (sampler.choose_factors) from ``factor_variance``;
+    rows: the most rows the copula (and BART) are fitted on: a larger file's dependence is
+        fitted on a subsample of about this many rows (subsample.py), its marginals on all
+        rows; None: every row;
+    minutes: wall-clock minutes after which a chain stops where it is, unconverged unless
+        its draws say otherwise (sampler.run_chain); None: no limit.
     """
     sweeps: int = 32_000
     burn_in: int = 16_000
@@ -81,6 +89,8 @@ class SamplerSettings:
     until_converged: bool = True
     factors: int | None = None
     factor_variance: float = 0.95
+    rows: int | None = COPULA_ROWS
+    minutes: float | None = CHAIN_MINUTES
     prior: Prior = field(default_factory=Prior)
 
     def __post_init__(self):
@@ -88,6 +98,11 @@ class SamplerSettings:
             raise InputError("sampler: burn_in must be at least 0 and below sweeps")
         if self.thin < 1 or self.chains < 1:
             raise InputError("sampler: thin and chains must be at least 1")
+        if self.rows is not None and not (isinstance(self.rows, int) and self.rows >= MIN_COPULA_ROWS):
+            raise InputError(f"sampler: rows must be a whole number of at least {MIN_COPULA_ROWS:,} "
+                             f"(or null for every row); got {self.rows!r}")
+        if self.minutes is not None and not (isinstance(self.minutes, (int, float)) and self.minutes > 0):
+            raise InputError(f"sampler: minutes must be a positive number (or null for no limit); got {self.minutes!r}")
 
     @property
     def kept(self) -> int:

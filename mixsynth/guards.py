@@ -47,12 +47,14 @@ def check_layout(n_rows: int, columns: list) -> None:
                          f"support; list its widest columns under `exclude`: {names}")
 
 
-def fit_seconds(n_rows: int, n_latent: int, factors: int, sweeps: int, chains: int) -> float:
+def fit_seconds(n_rows: int, n_latent: int, factors: int, sweeps: int, chains: int,
+                minutes: float | None = None) -> float:
     """Expected wall seconds of the chains (module constants): one chain per core, so chains
-    beyond the cores wait their turn."""
+    beyond the cores wait their turn; a chain runs at most ``minutes`` (its time budget)."""
     per_sweep = SWEEP_FIXED + PER_CELL_K * n_rows * n_latent * max(factors, 1) + PER_CELL * n_rows * n_latent
     rounds = -(-chains // max(1, os.cpu_count() or 1))
-    return START_SECONDS + rounds * sweeps * per_sweep
+    chain = sweeps * per_sweep if minutes is None else min(sweeps * per_sweep, 60.0 * minutes)
+    return START_SECONDS + rounds * chain
 
 
 def describe_seconds(seconds: float) -> str:

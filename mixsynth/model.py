@@ -28,7 +28,8 @@ from .layout import fit_layout
 from .marginals import fit_marginal
 from .responses import CategoricalResponse, Design, ResponseModel, Rows, fit_any
 from .rules import check_rules
-from .sampler import choose_factors, run_chain, run_chains
+from .sampler import choose_factors, run_chain, run_chains, stack_chains
+from .subsample import copula_rows
 from .schema import TableSpec, from_codes, infer_spec, to_codes
 from .synthesis import CategoricalJoint, Draw
 from .synthetic import row_hashes, sample_files, sample_table
@@ -57,7 +58,8 @@ class CopulaSynthesizer:
     ``refined_`` and ``screen_`` read it), ``factors_``, ``draws_`` (alpha (C, T, p), Lambda
     (C, T, p, k), sigma2 (C, T, p)), ``marginals_``, ``joint_``, ``row_hashes_``,
     ``responses_`` (ResponseModel, or CategoricalResponse, per response), ``n_rows_``,
-    ``convergence_``.
+    ``copula_rows_`` (the rows the copula and BART were fitted on: ``settings.rows``, or
+    n_rows_ when the file has no more; subsample.py), ``convergence_``.
     """
 
     def __init__(self, spec: TableSpec | None = None, config: RunConfig | SamplerSettings | None = None,
@@ -120,7 +122,7 @@ class CopulaSynthesizer:
         if self.config.synthesis.rules:
             check_rules(frame, self.config.synthesis.rules)
         self.layout_, self.n_rows_ = layout, len(frame)
-        cons = layout.constraints(values)
+        cons = self._copula_constraints(values)
         self.factors_ = self.settings.factors or choose_factors(initial_latent(cons), self.settings.factor_variance)
         self.marginals_ = {}
         for c in layout.columns:
@@ -151,20 +153,39 @@ class CopulaSynthesizer:
                          checkpoint)
 
     def constraints(self, frame: pd.DataFrame):
-        """The constraints the rows of ``frame`` put on the latent columns, which the chains
-        sample under (latent.Constraints; confidential, never kept on the model)."""
-        return self.layout_.constraints(to_codes(frame, self.spec_))
+        """The constraints the copula rows of ``frame`` put on the latent columns, which the
+        chains sample under (constraints.Constraints; confidential, never kept on the model)."""
+        return self._copula_constraints(to_codes(frame, self.spec_))
+
+    def _copula_values(self, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The model values (column -> (n,)) of the rows the copula and BART are fitted on:
+        every row, or the subsample ``settings.rows`` asks for (subsample.copula_rows).
+        Sets ``copula_rows_``."""
+        rows = None
+        if self.settings.rows is not None:
+            rows = copula_rows(self.layout_.constraints(values), self.settings.rows, self.seed)
+        if rows is None:
+            self.copula_rows_ = len(next(iter(values.values())))
+            return values
+        self.copula_rows_ = int(rows.size)
+        return {name: v[rows] for name, v in values.items()}
+
+    def _copula_constraints(self, values: dict[str, np.ndarray]):
+        return self.layout_.constraints(self._copula_values(values))
 
     def set_chains(self, chains) -> "CopulaSynthesizer":
         """Keep the draws of every chain: a dict of arrays stacked over chains (C, T, ...)
         or a list of ``run_chain`` results in chain order. Sets ``draws_`` and
         ``convergence_`` (R-hat and ESS of C)."""
         if not isinstance(chains, dict):
-            chains = {key: np.stack([c[key] for c in chains]) for key in chains[0]}
-        self.draws_ = chains
+            chains = stack_chains(chains)
+        self.draws_ = {key: chains[key] for key in ("alpha", "Lambda", "sigma2")}
         self.convergence_ = convergence(chains["Lambda"], chains["sigma2"], self.columns_)
+        self.convergence_["rows"] = getattr(self, "copula_rows_", self.n_rows_)
         if "sweeps" in chains:
             self.convergence_["sweeps_per_chain"] = [int(x) for x in chains["sweeps"]]
+        if "stopped" in chains:
+            self.convergence_["stopped_by_time_budget"] = int(np.sum(chains["stopped"]))
         return self
 
     def fit_responses(self, frame: pd.DataFrame) -> "CopulaSynthesizer":
@@ -173,7 +194,7 @@ class CopulaSynthesizer:
         columns and the responses before it. The fits are independent (each sees real
         values only), so they run in up to ``workers`` processes once the rows times
         responses make that pay (PARALLEL_RESPONSE_ROWS). Sets ``responses_``."""
-        values, responses = to_codes(frame, self.spec_), self.layout_.responses
+        values, responses = self._copula_values(to_codes(frame, self.spec_)), self.layout_.responses
         spec = self.layout_.copula_spec
         base = [c.name for c in spec.columns if c.name not in responses]
         unordered = {c.name: len(c.levels) for c in spec.columns if c.modelled_as == "categorical"}
@@ -185,7 +206,7 @@ class CopulaSynthesizer:
             jobs.append((name, values[name], Rows(design, {f: values[f] for f in design.features}),
                          design, self.config.bart, s, kind))
         workers = min(len(jobs), self.workers or os.cpu_count() or 1)
-        if workers < 2 or len(frame) * len(jobs) < PARALLEL_RESPONSE_ROWS:
+        if workers < 2 or self.copula_rows_ * len(jobs) < PARALLEL_RESPONSE_ROWS:
             self.responses_: list[ResponseModel | CategoricalResponse] = [fit_any(*job) for job in jobs]
         else:
             self.responses_ = map_in_processes(fit_any, jobs, workers)

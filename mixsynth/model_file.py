@@ -37,7 +37,8 @@ def save_model(model, path) -> None:
         "spec": layout.spec.to_dict(), "columns": [c.__dict__ for c in layout.columns],
         "responses": list(layout.responses), "method": layout.method,
         "screen": layout.screen.to_dict() if layout.screen is not None else None,
-        "factors": model.factors_, "n_rows": model.n_rows_, "stages": model.stages(),
+        "factors": model.factors_, "n_rows": model.n_rows_,
+        "copula_rows": getattr(model, "copula_rows_", model.n_rows_), "stages": model.stages(),
         "convergence": getattr(model, "convergence_", None), "marginals": {},
     }
     arrays = {f"draws/{k}": v for k, v in getattr(model, "draws_", {}).items()}
@@ -77,6 +78,7 @@ def load_model(path):
         tuple(Refinement.from_state(r, _state_arrays(arrays, f"refined/{i}/")) for i, r in enumerate(meta["refined"])),
         ResponseScreen.from_dict(meta["screen"]) if meta["screen"] else None, meta["method"])
     model.factors_, model.n_rows_ = meta["factors"], meta["n_rows"]
+    model.copula_rows_ = meta.get("copula_rows", model.n_rows_)
     if "copula" in meta["stages"]:
         model.convergence_ = meta["convergence"]
         model.draws_ = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("draws/")}

@@ -5,6 +5,7 @@ The moves of a sweep are in moves.py: a full covariance when the latent columns 
 One chain runs in one process; ``run_chains`` spreads chains over processes.
 """
 import os
+import time
 from multiprocessing import get_context
 
 import numpy as np
@@ -27,6 +28,7 @@ FULL_MAX_COLUMNS = 120  # latent columns up to which the copula gets a full cova
 # (benchmarks/RESULTS.md, "small files", has the runs behind both numbers).
 ROUND_RHAT = 1.08  # a chain stops once the split R-hat of its own quarters is at most this
 ROUND_ESS = 50     # ... and its own bulk ESS (from quarters of 125 draws) at least this, every judged entry
+MIN_BUDGET_DRAWS = 20  # draws a chain stopped by its time budget still keeps (taken every sweep if need be)
 
 
 def choose_factors(Zt: np.ndarray, share: float) -> int:
@@ -73,13 +75,19 @@ def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.ran
               progress=None, judged: Judged | None = None,
               checkpoint: Checkpoint | None = None) -> dict[str, np.ndarray]:
     """Run one chain; return its kept draws: alpha (T, p), Lambda (T, p, k), sigma2 (T, p),
-    and the sweeps it ran (a 0-d array).
+    the sweeps it ran and whether its time budget stopped it (0-d arrays).
 
     With ``settings.until_converged`` the chain stops after the first of ``settings.rounds()``
     whose draws pass ``chain_converged`` on the ``judged`` quantities of C (None: every
     entry). ``progress(sweeps_done)`` is called every few sweeps when given. With a
     ``checkpoint``, the chain starts from the one saved for it, if any, and saves its state
     there every ``checkpoint.every`` seconds: the draws are those of a chain never stopped.
+
+    With ``settings.minutes``, a chain that has run that long (counted from its start or
+    resumption) stops: at the end of a round when the next would not end within the budget
+    at the pace so far, else at once, with the draws of its current round (taken every sweep
+    until there are MIN_BUDGET_DRAWS when it has fewer). Such draws have not been checked:
+    ``convergence`` judges them, and the release rules refuse them unless they mixed.
     """
     rng_seed, stream_seed, noise_seed = seed.spawn(3)
     rng = np.random.default_rng(rng_seed)
@@ -102,25 +110,37 @@ def run_chain(cons: Constraints, k: int, settings: SamplerSettings, seed: np.ran
         out.update(saved["out"])
         start, r, t = saved["position"]["sweep"], saved["position"]["round"], saved["position"]["draw"]
     length, burn_in, thin = rounds[r]
+    budget = np.inf if settings.minutes is None else 60.0 * settings.minutes
+    least = min(MIN_BUDGET_DRAWS, T)
+    began, stopped = time.monotonic(), False
     with threadpool_limits(1, user_api="blas"):  # BLAS threads would fight numba's for cores
         for it in range(start, settings.sweeps):
             sweep(st, cons, intercept, settings.prior, rng, streams, noise_streams)
-            if it >= burn_in and (it - burn_in) % thin == 0:
+            if stopped or (it >= burn_in and (it - burn_in) % thin == 0):
                 out["alpha"][t], out["Lambda"][t], out["sigma2"][t] = st.alpha, st.Lambda, 1.0 / st.prec
                 t += 1
             last = it + 1 == length and (r + 1 == len(rounds) or chain_converged(
-                out["Lambda"], out["sigma2"], judged, ROUND_RHAT, ROUND_ESS))
+                out["Lambda"][:t], out["sigma2"][:t], judged, ROUND_RHAT, ROUND_ESS))
+            if not last and budget < np.inf:
+                if not stopped:
+                    spent = time.monotonic() - began
+                    if it + 1 == length:   # would the next round end within the budget?
+                        stopped = spent + spent / (it + 1 - start) * (rounds[r + 1][0] - it - 1) > budget
+                    else:
+                        stopped = spent > budget
+                last = stopped and t >= least
             if progress is not None and (it % 10 == 9 or last):
                 progress(it + 1)
             if last:
                 break
-            if it + 1 == length:   # not yet mixed: the next round's draws start here
+            if it + 1 == length and not stopped:   # not yet mixed: the next round's draws start here
                 r, t = r + 1, 0
                 length, burn_in, thin = rounds[r]
             if checkpoint is not None and checkpoint.due():
                 checkpoint.write(key, {"sweep": it + 1, "round": r, "draw": t}, st, rng,
                                  {"latent": streams, "noise": noise_streams}, out)
-    out["sweeps"] = np.array(it + 1)
+    out = {key: draws[:t] for key, draws in out.items()}
+    out["sweeps"], out["stopped"] = np.array(it + 1), np.array(stopped)
     return out
 
 
@@ -182,4 +202,12 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
                     os.environ[v] = old
         if monitor:
             monitor([int(r["sweeps"]) for r in results])
-    return {key: np.stack([r[key] for r in results]) for key in results[0]}
+    return stack_chains(results)
+
+
+def stack_chains(results: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """``run_chain`` results stacked over chains (C, T, ...): a chain stopped by its time
+    budget may hold fewer draws, so each keeps its last T, the fewest any chain holds."""
+    T = min(len(r["alpha"]) for r in results)
+    return {key: np.stack([r[key][len(r[key]) - T:] if r[key].ndim else r[key] for r in results])
+            for key in results[0]}

@@ -1,0 +1,81 @@
+"""A chain stops at its time budget (sampler.minutes): at a round's end when the next round
+would not end in time, else where it is, keeping at least MIN_BUDGET_DRAWS draws; the fit
+says so and its draws are judged like any others."""
+import itertools
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mixsynth import CopulaSynthesizer, SamplerSettings, infer_spec, sampler
+from mixsynth.model import stack_chains
+from tables import gaussian_copula_table
+
+
+@pytest.fixture(scope="module")
+def table():
+    return gaussian_copula_table(400, seed=2)
+
+
+@pytest.fixture(scope="module")
+def layout(table):
+    model = CopulaSynthesizer(infer_spec(table), SamplerSettings(chains=1), seed=1).fit_marginals(table)
+    return model.constraints(table), model.factors_
+
+
+def fake_clock(monkeypatch, step: float):
+    """time.monotonic in the sampler advances ``step`` seconds at each call."""
+    calls = itertools.count()
+    monkeypatch.setattr(sampler.time, "monotonic", lambda: step * next(calls))
+
+
+def run(layout, settings):
+    cons, k = layout
+    return sampler.run_chain(cons, k, settings, np.random.SeedSequence(7))
+
+
+@pytest.mark.parametrize("minutes, sweeps", [(0.5, 2_000), (1.0, 4_000)])
+def test_a_round_that_would_overrun_the_budget_is_not_started(monkeypatch, layout, minutes, sweeps):
+    """Rounds of 2,000, 4,000 and 8,000 sweeps at 0.01 s a sweep: after 2,000 (20 s) the next
+    round would end at 40 s, after 4,000 the last at 80 s."""
+    monkeypatch.setattr(sampler, "chain_converged", lambda *a: False)
+    fake_clock(monkeypatch, 0.01)
+    out = run(layout, SamplerSettings(sweeps=8_000, burn_in=4_000, thin=8, chains=1, minutes=minutes))
+    assert int(out["sweeps"]) == sweeps and bool(out["stopped"])
+    assert out["alpha"].shape[0] == 500   # the whole last round's draws
+
+
+def test_a_chain_over_budget_in_its_burn_in_keeps_the_fewest_draws(monkeypatch, layout):
+    fake_clock(monkeypatch, 1.0)   # past a budget of 3 s after the fourth sweep
+    out = run(layout, SamplerSettings(sweeps=8_000, burn_in=4_000, thin=8, chains=1,
+                                      until_converged=False, minutes=0.05))
+    assert bool(out["stopped"]) and out["alpha"].shape[0] == sampler.MIN_BUDGET_DRAWS
+    assert int(out["sweeps"]) == 4 + sampler.MIN_BUDGET_DRAWS
+    assert np.isfinite(out["Lambda"]).all()
+
+
+def test_no_budget_runs_the_whole_chain(monkeypatch, layout):
+    fake_clock(monkeypatch, 100.0)
+    out = run(layout, SamplerSettings(sweeps=600, burn_in=300, thin=3, chains=1, minutes=None))
+    assert int(out["sweeps"]) == 600 and not bool(out["stopped"]) and out["alpha"].shape[0] == 100
+
+
+def test_chains_of_unequal_length_keep_their_last_draws():
+    a = {"alpha": np.arange(10.0)[:, None], "sweeps": np.array(10), "stopped": np.array(False)}
+    b = {"alpha": np.arange(4.0)[:, None], "sweeps": np.array(4), "stopped": np.array(True)}
+    out = stack_chains([a, b])
+    assert out["alpha"].shape == (2, 4, 1) and list(out["alpha"][0, :, 0]) == [6, 7, 8, 9]
+    assert list(out["sweeps"]) == [10, 4] and list(out["stopped"]) == [False, True]
+
+
+def test_the_command_line_says_the_budget_stopped_the_chains(tmp_path, table):
+    real = tmp_path / "real.csv"
+    table.to_csv(real, index=False)
+    done = subprocess.run([sys.executable, "-m", "mixsynth.cli", "synthesize", str(real), "--out",
+                           str(tmp_path / "syn.csv"), "--sweeps", "400000", "--chains", "1", "--minutes", "0.002",
+                           "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "each chain stops after 0.002 min (sampler.minutes), mixed or not" in done.stdout
+    assert "not converged: 1 chain(s) reached the time budget of 0.002 min" in done.stdout
+    assert (tmp_path / "syn.csv").exists()
