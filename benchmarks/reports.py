@@ -5,6 +5,7 @@ drift, exact copies and attribute inference, and the time of `mixsynth report`.
     python benchmarks/reports.py --quick   # short chains -> results/reports-quick.{json,md}
     python benchmarks/reports.py --only cps1988
     python benchmarks/reports.py --only ncbirths --fits 5   # also 4 more fits, one file each
+    python benchmarks/reports.py --only cps1988 --copula-rows 10000   # -> results/reports-rows-10000.*
 
 For each real file (NC births, CPS 1988, NHEFS; spec in examples/), exactly as a user runs the
 command line: `mixsynth dataset`, `mixsynth split` (20% holdout, seed 1, never shown to the
@@ -14,7 +15,9 @@ synthesizer), `mixsynth fit` with the spec's settings (seed 1), then five synthe
 are measured around the subprocess (Python start-up and file reading included). With
 `--fits K`, K - 1 more fits (seeds 2..K) give one file each (synthesis seed 1), and the
 standard deviation of mean CIO over the K fits is set beside its SD over one fit's files:
-a sampler that has mixed makes them alike (issue 12).
+a sampler that has mixed makes them alike (issue 12). With `--copula-rows N` (or `all`) the
+spec's `sampler.rows` is set to N (null: every row) in a copy of the spec: what fitting the
+dependence on a subsample costs (issue 34).
 """
 import json
 import os
@@ -23,6 +26,8 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from runner import (MIXSYNTH, REPO, keep_earlier, log, machine, parse_arguments, run_piece,  # noqa: E402
@@ -42,8 +47,13 @@ def run(*args: str) -> tuple[float, str]:
     return seconds, done.stdout
 
 
-def bench_dataset(name: str, quick: bool, folder: Path, fits: int = 1) -> dict:
+def bench_dataset(name: str, quick: bool, folder: Path, fits: int = 1, copula_rows: str | None = None) -> dict:
     spec = REPO / "examples" / f"{name}.yaml"
+    if copula_rows is not None:
+        raw = yaml.safe_load(spec.read_text())
+        raw.setdefault("sampler", {})["rows"] = None if copula_rows == "all" else int(copula_rows)
+        spec = folder / f"{name}-rows-{copula_rows}.yaml"
+        spec.write_text(yaml.safe_dump(raw, sort_keys=False))
     real, train, hold = (folder / f"{name}{s}" for s in (".csv", "-train.csv", "-holdout.csv"))
     run("dataset", name, str(real))
     run("split", str(real), "--train", str(train), "--holdout", str(hold), "--seed", "1")
@@ -54,7 +64,7 @@ def bench_dataset(name: str, quick: bool, folder: Path, fits: int = 1) -> dict:
         if quick:
             fit_args += ["--sweeps", str(QUICK_SWEEPS)]
         seconds, out = run(*fit_args)
-        return model, seconds, re.search(r"max R-hat (\S+), min bulk ESS (\S+)", out)
+        return model, seconds, re.search(r"max R-hat ([\d.]+), min bulk ESS (\d+)", out)
 
     def report_file(model: Path, tag: str, seed: int) -> dict:
         syn = folder / f"{name}-syn-{tag}.csv"
@@ -108,7 +118,9 @@ def markdown(res: dict) -> str:
     L = [f"# Report figures on the real files{' (quick run)' if res['quick'] else ''}", "",
          f"Machine: {m.get('cpu_count')} cores, Python {m.get('python')}; commit {str(m.get('git_commit'))[:7]}. "
          f"Five synthetic files per dataset from one fit (seed 1), synthesis seeds 1-5; each file "
-         f"reported on alone against the 80% training split, with the 20% holdout.", "", *summary_table(res)]
+         f"reported on alone against the 80% training split, with the 20% holdout."
+         + (f" The copula fitted on sampler.rows = {res['copula_rows']} rows." if res.get("copula_rows") else ""),
+         "", *summary_table(res)]
     for name in DATASETS:
         d = res.get(name)
         if d and d.get("fits"):
@@ -151,17 +163,22 @@ def options(ap) -> None:
     """reports.py's own option, beside the shared ones."""
     ap.add_argument("--fits", type=int, default=1, metavar="K",
                     help="K fits (seeds 1..K) of each file, one synthetic file each beyond the first's five")
+    ap.add_argument("--copula-rows", default=None, metavar="N|all", dest="copula_rows",
+                    help="fit the copula on N rows (sampler.rows; all: every row); results/reports-rows-N.*")
 
 
 def main(argv=None) -> None:
     args, out, pieces, max_wait = parse_arguments(
         argv, __doc__.split("\n")[0], "reports", list(DATASETS), f"{QUICK_SWEEPS} sweeps per fit", options=options)
-    res = {"quick": args.quick, "targets": TARGETS, "machine": machine(), "runs": {}}
+    if args.copula_rows is not None and args.out is None:
+        out = out.with_name(f"{out.name}-rows-{args.copula_rows}")
+    res = {"quick": args.quick, "targets": TARGETS, "machine": machine(), "runs": {},
+           "copula_rows": args.copula_rows}
     if args.only:
         keep_earlier(res, out, DATASETS)
     with tempfile.TemporaryDirectory() as tmp:
         for name in pieces:
-            run_piece(res, name, lambda: bench_dataset(name, args.quick, Path(tmp), args.fits), max_wait)
+            run_piece(res, name, lambda: bench_dataset(name, args.quick, Path(tmp), args.fits, args.copula_rows), max_wait)
             save_results(res, out, markdown)
     log(f"wrote {out.with_suffix('.md')}")
 
