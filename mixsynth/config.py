@@ -76,9 +76,9 @@ class SamplerSettings:
         sets sweeps;
     factors: number of factors k; k >= p* (the latent columns) is the full covariance
         structure. None picks it (sampler.choose_factors) from ``factor_variance``;
-    rows: the most rows the copula (and BART) are fitted on: a larger file's dependence is
-        fitted on a subsample of about this many rows (subsample.py), its marginals on all
-        rows; None: every row;
+    rows: the most rows the copula is fitted on: a larger file's copula is fitted on a
+        subsample of about this many rows (subsample.py), its marginals and BART's responses
+        on every row (BART up to ``bart.max_rows``); None: every row;
     minutes: wall-clock minutes after which a chain stops where it is, unconverged unless
         its draws say otherwise (sampler.run_chain); None: no limit.
     """

@@ -58,8 +58,8 @@ class CopulaSynthesizer:
     ``refined_`` and ``screen_`` read it), ``factors_``, ``draws_`` (alpha (C, T, p), Lambda
     (C, T, p, k), sigma2 (C, T, p)), ``marginals_``, ``joint_``, ``row_hashes_``,
     ``responses_`` (ResponseModel, or CategoricalResponse, per response), ``n_rows_``,
-    ``copula_rows_`` (the rows the copula and BART were fitted on: ``settings.rows``, or
-    n_rows_ when the file has no more; subsample.py), ``convergence_``.
+    ``copula_rows_`` (the rows the copula was fitted on: about ``settings.rows``, or n_rows_
+    when the file has no more; subsample.py), ``convergence_``.
     """
 
     def __init__(self, spec: TableSpec | None = None, config: RunConfig | SamplerSettings | None = None,
@@ -158,9 +158,9 @@ class CopulaSynthesizer:
         return self._copula_constraints(to_codes(frame, self.spec_))
 
     def _copula_values(self, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The model values (column -> (n,)) of the rows the copula and BART are fitted on:
-        every row, or the subsample ``settings.rows`` asks for (subsample.copula_rows).
-        Sets ``copula_rows_``."""
+        """The model values (column -> (n,)) of the rows the copula is fitted on: every row,
+        or the subsample ``settings.rows`` asks for (subsample.copula_rows). Sets
+        ``copula_rows_``. BART's responses see every row (up to ``bart.max_rows``)."""
         rows = None
         if self.settings.rows is not None:
             rows = copula_rows(self.layout_.constraints(values), self.settings.rows, self.seed)
@@ -194,7 +194,7 @@ class CopulaSynthesizer:
         columns and the responses before it. The fits are independent (each sees real
         values only), so they run in up to ``workers`` processes once the rows times
         responses make that pay (PARALLEL_RESPONSE_ROWS). Sets ``responses_``."""
-        values, responses = self._copula_values(to_codes(frame, self.spec_)), self.layout_.responses
+        values, responses = to_codes(frame, self.spec_), self.layout_.responses
         spec = self.layout_.copula_spec
         base = [c.name for c in spec.columns if c.name not in responses]
         unordered = {c.name: len(c.levels) for c in spec.columns if c.modelled_as == "categorical"}
@@ -206,7 +206,7 @@ class CopulaSynthesizer:
             jobs.append((name, values[name], Rows(design, {f: values[f] for f in design.features}),
                          design, self.config.bart, s, kind))
         workers = min(len(jobs), self.workers or os.cpu_count() or 1)
-        if workers < 2 or self.copula_rows_ * len(jobs) < PARALLEL_RESPONSE_ROWS:
+        if workers < 2 or len(frame) * len(jobs) < PARALLEL_RESPONSE_ROWS:
             self.responses_: list[ResponseModel | CategoricalResponse] = [fit_any(*job) for job in jobs]
         else:
             self.responses_ = map_in_processes(fit_any, jobs, workers)

@@ -46,6 +46,6 @@ def test_the_demo_releases_the_pinned_file_and_prints_no_debug_lines(tmp_path):
     assert dep.pipeline_run("ncbirths", "demo", log).wait(timeout=3600) == 0, log.read_text()[-3000:]
     shown = log.read_text()
     assert " - DEBUG - " not in shown
-    assert "ncbirths__copula_chain_0 - chain 0: 150,000/150,000 sweeps (100%" in shown
+    assert "ncbirths_run_chain[chain_0] - chain 0: 150,000/150,000 sweeps (100%" in shown
     assert "ncbirths wave demo: release" in shown
     assert sha256(dep.release / "ncbirths" / "demo" / "synthetic.csv") == DEMO_SHA256

@@ -190,8 +190,8 @@ def _build_report(real, syns, spec, holdout, seed, convergence, responses) -> di
     if convergence is None:
         notes.append("convergence: not given (report from files only; pass the model to include it)")
     elif convergence.get("rows", len(real)) < len(real):
-        notes.append(f"convergence: the copula and BART were fitted on a sample of {convergence['rows']:,} "
-                     f"of the {len(real):,} rows (sampler.rows); the marginals on every row")
+        notes.append(f"convergence: the copula was fitted on a sample of {convergence['rows']:,} of the "
+                     f"{len(real):,} rows (sampler.rows); the marginals and BART's responses on every row")
     if (convergence or {}).get("stopped_by_time_budget"):
         notes.append(f"convergence: {convergence['stopped_by_time_budget']} chain(s) stopped at the time "
                      "budget (sampler.minutes) before their own check passed")
