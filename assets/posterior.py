@@ -16,6 +16,7 @@ import time
 import dagster as dg
 
 from mixsynth.checkpoint import CHECKPOINT_SECONDS, Checkpoint
+from mixsynth.workers import cores
 from resources import ConfidentialStore
 
 from .metadata import number, withheld_details
@@ -30,7 +31,7 @@ def chain_threads(chains: int):
     count and restores the previous one."""
     import numba
     before = numba.get_num_threads()
-    threads = int(os.environ.get("MIXSYNTH_CHAIN_THREADS") or max(1, (os.cpu_count() or 1) // chains))
+    threads = int(os.environ.get("MIXSYNTH_CHAIN_THREADS") or max(1, cores() // chains))
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
         yield numba.get_num_threads()

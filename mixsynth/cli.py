@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import RunConfig, deprecations
+from .config import RunConfig, default_chains, deprecations
 from .model import CopulaSynthesizer
 from .guards import describe_seconds, fit_seconds
 from .progress import SweepProgress
@@ -202,11 +202,13 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
     layout = f"sampling {rows} x {len(model.columns_)} latent columns x {model.factors_} factors"
     if s.minutes is not None:
         print(f"each chain stops after {s.minutes:g} min (sampler.minutes), mixed or not")
+    chains = f"{s.chains} chain(s)" + (" (one per core; --chains sets another count)"
+                                       if s.chains == default_chains() else "")
     if len(lengths) == 1:
-        print(f"{layout}, {s.sweeps:,} sweeps x {s.chains} chain(s): expected about {describe_seconds(seconds[0])}",
+        print(f"{layout}, {s.sweeps:,} sweeps x {chains}: expected about {describe_seconds(seconds[0])}",
               flush=True)
     else:
-        print(f"{layout}, {s.chains} chain(s), each until its draws have mixed: after "
+        print(f"{layout}, {chains}, each until its draws have mixed: after "
               f"{', '.join(f'{x:,}' for x in lengths)} sweeps (about {describe_seconds(seconds[0])} to "
               f"{describe_seconds(seconds[-1])})", flush=True)
 

@@ -17,17 +17,25 @@ from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
+from . import workers
 from .tableio import InputError, did_you_mean
 
 RUN_DRAWS = 500          # kept draws a chain when a run length is given without `thin`
 COPULA_ROWS = 20_000     # rows the dependence is fitted on by default (subsample.py)
 MIN_COPULA_ROWS = 1_000  # the fewest a spec may ask for
 CHAIN_MINUTES = 60.0     # wall-clock minutes after which a chain stops by default
+MAX_DEFAULT_CHAINS = 8   # chains by default: one per core, at least 2 (R-hat), at most this
 FIRST_ROUND_SWEEPS = 2_000  # the shortest run a chain may stop after (until_converged)
 METHODS = ("rpl", "rl")
 MAX_RESPONSE_LEVELS = 8  # a categorical of more levels stays in the copula (one probit forest a level)
 SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors", "minutes")
 SYNTHESIS_FLAGS = ("rows", "m")
+
+
+def default_chains() -> int:
+    """One chain per core this process may use, at least 2 (R-hat needs two) and at most
+    MAX_DEFAULT_CHAINS."""
+    return min(MAX_DEFAULT_CHAINS, max(2, workers.cores()))
 
 
 def from_section(cls, section: str, d: dict, **typed):
@@ -69,7 +77,9 @@ class SamplerSettings:
 
     sweeps: total Gibbs sweeps per chain, burn_in of them discarded; thin: keep every
         thin-th sweep after burn-in (32,000, 16,000 and 32: 500 draws a chain); chains:
-        independent chains for R-hat;
+        independent chains, by default one per core (``default_chains``): ESS adds over
+        chains, so more cores give more draws in the same time (a different count gives a
+        different file for the same seed: the record states it);
     until_converged: a chain may stop early, after the same run scaled down by a power of
         two (``rounds``), once the draws of that run pass its own check (sampler.run_chain).
         Needs burn_in = sweeps / 2; True by default, False when a spec or the command line
@@ -85,7 +95,7 @@ class SamplerSettings:
     sweeps: int = 32_000
     burn_in: int = 16_000
     thin: int = 32
-    chains: int = 2
+    chains: int = field(default_factory=lambda: default_chains())
     until_converged: bool = True
     factors: int | None = None
     factor_variance: float = 0.95

@@ -10,10 +10,10 @@ Messages name the column or the counts and the fix, never a value.
 """
 from __future__ import annotations
 
-import os
 from collections import Counter
 
 from .tableio import InputError
+from .workers import cores
 
 UNIQUE_SHARE = 0.5        # a categorical with levels above this share of its rows is refused ...
 UNIQUE_MIN_LEVELS = 10    # ... once it has more than this many levels
@@ -52,7 +52,7 @@ def fit_seconds(n_rows: int, n_latent: int, factors: int, sweeps: int, chains: i
     """Expected wall seconds of the chains (module constants): one chain per core, so chains
     beyond the cores wait their turn; a chain runs at most ``minutes`` (its time budget)."""
     per_sweep = SWEEP_FIXED + PER_CELL_K * n_rows * n_latent * max(factors, 1) + PER_CELL * n_rows * n_latent
-    rounds = -(-chains // max(1, os.cpu_count() or 1))
+    rounds = -(-chains // cores())
     chain = sweeps * per_sweep if minutes is None else min(sweeps * per_sweep, 60.0 * minutes)
     return START_SECONDS + rounds * chain
 

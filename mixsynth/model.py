@@ -12,7 +12,6 @@ and combinations, so a saved model is confidential: keep it in the confidential 
 """
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
@@ -34,7 +33,7 @@ from .schema import TableSpec, from_codes, infer_spec, to_codes
 from .synthesis import CategoricalJoint, Draw
 from .synthetic import row_hashes, sample_files, sample_table
 from .tableio import InputError
-from .workers import map_in_processes
+from .workers import cores, map_in_processes
 
 PARALLEL_RESPONSE_ROWS = 20_000  # rows x responses above which BART fits run in processes
                                  # (a spawned process costs a few seconds to start)
@@ -205,7 +204,7 @@ class CopulaSynthesizer:
             kind = "categorical" if col.modelled_as == "categorical" else col.kind
             jobs.append((name, values[name], Rows(design, {f: values[f] for f in design.features}),
                          design, self.config.bart, s, kind))
-        workers = min(len(jobs), self.workers or os.cpu_count() or 1)
+        workers = min(len(jobs), self.workers or cores())
         if workers < 2 or len(frame) * len(jobs) < PARALLEL_RESPONSE_ROWS:
             self.responses_: list[ResponseModel | CategoricalResponse] = [fit_any(*job) for job in jobs]
         else:

@@ -19,7 +19,7 @@ from .constraints import Constraints, initial_latent
 from .kernels.latent import LEVEL
 from .moves import ChainState, factor_sweep, full_sweep
 from .kernels.truncnorm import seed_streams
-from .workers import map_in_processes
+from .workers import cores as available_cores, map_in_processes
 
 NOISE_STREAMS = 16  # blocks of rows for the factor draws; fixed so results do not depend on cores
 FULL_MAX_COLUMNS = 120  # latent columns up to which the copula gets a full covariance (k = p)
@@ -172,7 +172,7 @@ def run_chains(cons: Constraints, k: int, settings: SamplerSettings, seed: int,
     """
     chain_checkpoint = (lambda c: checkpoints.chain(c)) if checkpoints is not None else (lambda c: None)
     seeds = np.random.SeedSequence(seed).spawn(settings.chains)
-    cores = os.cpu_count() or 1
+    cores = available_cores()
     workers = min(settings.chains, workers or cores)
     if workers == 1:
         done = [0] * settings.chains

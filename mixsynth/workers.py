@@ -27,6 +27,15 @@ from multiprocessing import get_context
 WATCH_SECONDS = 0.5   # how often a worker checks that its parent is still there
 
 
+def cores() -> int:
+    """The CPUs this process may run on: its affinity mask (a container's or taskset's
+    limit), not every CPU of the host."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:   # macOS, Windows
+        return os.cpu_count() or 1
+
+
 class Stopped(BaseException):
     """The run was asked to stop (SIGTERM); a BaseException, like KeyboardInterrupt, so no
     ``except Exception`` swallows it on its way out."""

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from mixsynth import CopulaSynthesizer, RunConfig, infer_spec
+from mixsynth import config, workers
 from mixsynth import sampler as sampler_module
 from mixsynth.cli import main
 from mixsynth.config import BartSettings, SamplerSettings, SynthesisSettings, deprecations
@@ -91,3 +92,14 @@ def test_one_way_to_choose_responses_and_the_old_ones_still_work():
     assert RunConfig.from_spec({"bart": {"order": ["y"], "trees": 10}}).bart.trees == 10
     assert [line.split("`")[1] for line in deprecations(raw)] == ["role: response"]
     assert deprecations({"responses": ["y"]}) == []
+
+
+def test_the_default_chain_count_follows_the_cores(monkeypatch):
+    """ESS adds over chains: by default one chain per core, at least two (R-hat), at most eight;
+    the count is resolved when the settings are built and stored with them."""
+    for cores, chains in ((1, 2), (2, 2), (6, 6), (64, config.MAX_DEFAULT_CHAINS)):
+        monkeypatch.setattr(workers, "cores", lambda cores=cores: cores)
+        settings = RunConfig.from_spec({}).sampler
+        assert settings.chains == chains
+        assert SamplerSettings.from_dict(settings.to_dict()).chains == chains
+    assert RunConfig.from_spec({"sampler": {"chains": 3}}).sampler.chains == 3

@@ -26,7 +26,7 @@ def test_a_short_fit_of_the_demo_survey_gives_the_pinned_file(tmp_path):
     real, out = tmp_path / "ncbirths.csv", tmp_path / "syn.csv"
     assert main(["dataset", "ncbirths", str(real)]) == 0
     assert main(["synthesize", str(real), "--out", str(out), "--spec", str(ROOT / "examples" / "ncbirths.yaml"),
-                 "--sweeps", "2000", "--seed", "3", "--no-progress"]) == 0
+                 "--sweeps", "2000", "--chains", "2", "--seed", "3", "--no-progress"]) == 0
     assert sha256(out) == SYNTHESIZE_SHA256
 
 
