@@ -29,17 +29,32 @@ def free_port() -> int:
 
 
 def stop_group(process: subprocess.Popen, sig=signal.SIGTERM, timeout: float = 20) -> None:
-    """End the process group a ``start_new_session=True`` process leads: ``sig``, then SIGKILL."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, sig)
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    """End the process group a ``start_new_session=True`` process leads: ``sig``, then SIGKILL,
+    to the leader and to every process left in its group (a code server the daemon started
+    outlives a daemon that has already exited)."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, sig)
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=timeout)
+        except ProcessLookupError:
+            process.wait(timeout=timeout)
+    end = time.monotonic() + timeout
+    while group_alive(process.pid) and time.monotonic() < end:
+        time.sleep(0.2)
+    if group_alive(process.pid):
         os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=timeout)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process is left in process group ``pgid``."""
+    try:
+        os.killpg(pgid, 0)
+        return True
     except ProcessLookupError:
-        process.wait(timeout=timeout)
+        return False
 
 
 def postgres_bin() -> Path:
