@@ -2,6 +2,7 @@
 would not end in time, else where it is, keeping at least MIN_BUDGET_DRAWS draws; the fit
 says so and its draws are judged like any others."""
 import itertools
+import json
 import subprocess
 import sys
 
@@ -69,13 +70,30 @@ def test_chains_of_unequal_length_keep_their_last_draws():
     assert list(out["sweeps"]) == [10, 4] and list(out["stopped"]) == [False, True]
 
 
-def test_the_command_line_says_the_budget_stopped_the_chains(tmp_path, table):
-    real = tmp_path / "real.csv"
+def test_a_fit_the_budget_stopped_is_refused_and_says_so(tmp_path, table):
+    """`mixsynth fit` with a budget of 0.12 s a chain: the fit says it did not converge, the
+    report counts the stopped chain and notes it, and the release rule on it refuses."""
+    real, model, syn, out = (tmp_path / n for n in ("real.csv", "model.npz", "syn.csv", "report"))
     table.to_csv(real, index=False)
-    done = subprocess.run([sys.executable, "-m", "mixsynth.cli", "synthesize", str(real), "--out",
-                           str(tmp_path / "syn.csv"), "--sweeps", "400000", "--chains", "1", "--minutes", "0.002",
-                           "--no-progress"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "each chain stops after 0.002 min (sampler.minutes), mixed or not" in done.stdout
-    assert "not converged: 1 chain(s) reached the time budget of 0.002 min" in done.stdout
-    assert (tmp_path / "syn.csv").exists()
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("release:\n  rules:\n    - {measure: chains_stopped_by_time_budget, max: 0}\n"
+                    "    - {measure: exact_copies, max: 0}\n")
+
+    def mixsynth(*args):
+        done = subprocess.run([sys.executable, "-m", "mixsynth.cli", *args], capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    shown = mixsynth("fit", str(real), "--model", str(model), "--sweeps", "400000", "--chains", "1",
+                     "--minutes", "0.002", "--no-progress")
+    assert "each chain stops after 0.002 min (sampler.minutes), mixed or not" in shown
+    assert "not converged: 1 chain(s) reached the time budget of 0.002 min" in shown
+    mixsynth("sample", str(model), "--out", str(syn))
+    mixsynth("report", str(real), str(syn), "--spec", str(spec), "--model", str(model), "--out", str(out))
+    report = json.loads((out / "report.json").read_text())
+    decision = json.loads((out / "decision.json").read_text())
+    assert report["headline"]["chains_stopped_by_time_budget"] == 1
+    assert any("stopped at the time budget" in note for note in report["notes"])
+    assert decision["decision"] == "reject"
+    assert [r["measure"] for r in decision["rules"] if not r["passed"]] == ["chains_stopped_by_time_budget"]

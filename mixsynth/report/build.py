@@ -355,6 +355,8 @@ def _headline(report: dict) -> dict:
         "max_outlier_r2": max(outlier_r2) if outlier_r2 else None,
         "max_rhat": (report["convergence"] or {}).get("rhat_max"),
         "min_ess_bulk": (report["convergence"] or {}).get("ess_bulk_min"),
+        "chains_stopped_by_time_budget": report["convergence"] and report["convergence"].get(
+            "stopped_by_time_budget", 0),   # a model fitted before the budget existed: none was
         "anonymeter_singling_out": attacks and attacks["singling_out"]["risk"],
         "anonymeter_linkability": attacks and (attacks.get("linkability") or {}).get("risk"),
         "anonymeter_max_inference": attacks and max((a["risk"] for a in attacks["inference"]), default=None),

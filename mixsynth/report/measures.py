@@ -24,6 +24,8 @@ HEADLINE_MEASURES = {
     "max_rhat": "largest R-hat of the copula correlations over the chains (below 1.01-1.1 means "
                 "converged; from the model)",
     "min_ess_bulk": "smallest bulk effective sample size of the copula correlations (from the model)",
+    "chains_stopped_by_time_budget": "chains that reached sampler.minutes before their own convergence "
+                                     "check passed (from the model; 0 when none did)",
     "anonymeter_singling_out": "anonymeter singling-out risk (0 to 1; needs a holdout and the anonymeter "
                                "environment)",
     "anonymeter_linkability": "anonymeter linkability risk, quasi-identifiers against the other columns",
