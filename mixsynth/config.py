@@ -21,7 +21,7 @@ from . import workers
 from .tableio import InputError, did_you_mean
 
 RUN_DRAWS = 500          # kept draws a chain when a run length is given without `thin`
-COPULA_ROWS = 20_000     # rows the dependence is fitted on by default (subsample.py)
+COPULA_ROWS = 5_000      # rows the copula is fitted on by default (subsample.py; benchmarks/RESULTS.md)
 MIN_COPULA_ROWS = 1_000  # the fewest a spec may ask for
 CHAIN_MINUTES = 60.0     # wall-clock minutes after which a chain stops by default
 MAX_DEFAULT_CHAINS = 8   # chains by default: one per core, at least 2 (R-hat), at most this
