@@ -95,7 +95,7 @@ class SamplerSettings:
     sweeps: int = 32_000
     burn_in: int = 16_000
     thin: int = 32
-    chains: int = field(default_factory=lambda: default_chains())
+    chains: int = field(default_factory=default_chains)
     until_converged: bool = True
     factors: int | None = None
     factor_variance: float = 0.95

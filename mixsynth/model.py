@@ -180,7 +180,7 @@ class CopulaSynthesizer:
             chains = stack_chains(chains)
         self.draws_ = {key: chains[key] for key in ("alpha", "Lambda", "sigma2")}
         self.convergence_ = convergence(chains["Lambda"], chains["sigma2"], self.columns_)
-        self.convergence_["rows"] = getattr(self, "copula_rows_", self.n_rows_)
+        self.convergence_["rows"] = self.copula_rows_
         if "sweeps" in chains:
             self.convergence_["sweeps_per_chain"] = [int(x) for x in chains["sweeps"]]
         if "stopped" in chains:

@@ -38,7 +38,7 @@ def save_model(model, path) -> None:
         "responses": list(layout.responses), "method": layout.method,
         "screen": layout.screen.to_dict() if layout.screen is not None else None,
         "factors": model.factors_, "n_rows": model.n_rows_,
-        "copula_rows": getattr(model, "copula_rows_", model.n_rows_), "stages": model.stages(),
+        "copula_rows": model.copula_rows_, "stages": model.stages(),
         "convergence": getattr(model, "convergence_", None), "marginals": {},
     }
     arrays = {f"draws/{k}": v for k, v in getattr(model, "draws_", {}).items()}

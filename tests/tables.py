@@ -21,3 +21,14 @@ def gaussian_copula_table(n: int, seed: int) -> pd.DataFrame:
         "smoker": np.where(x[:, 2] > stats.norm.ppf(0.7), "yes", "no"),
         "region": np.array(["north", "east", "south", "west"])[np.digitize(x[:, 3], [-0.8, 0.0, 0.7])],
     })
+
+
+def true_pair_draws(model) -> list[tuple[str, np.ndarray, float]]:
+    """(pair, posterior draws of C, TRUE_R entry) for each pair of income, visits and smoker
+    of a model fitted to ``gaussian_copula_table``."""
+    from mixsynth.diagnostics import copula_correlation
+    names = [c.name for c in model.columns_]
+    idx = [names.index(v) for v in ("income", "visits", "smoker")]
+    C = copula_correlation(model.draws_["Lambda"], model.draws_["sigma2"]).reshape(-1, len(names), len(names))
+    return [(f"{names[idx[a]]} ~ {names[idx[b]]}", C[:, idx[a], idx[b]], TRUE_R[a, b])
+            for a in range(3) for b in range(a + 1, 3)]
