@@ -13,6 +13,7 @@ levels: a ``--sweeps`` flag brings its own burn-in and thinning, not the spec's.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
@@ -32,10 +33,24 @@ SAMPLER_FLAGS = ("sweeps", "burn_in", "thin", "chains", "factors", "minutes")
 SYNTHESIS_FLAGS = ("rows", "m")
 
 
+def chain_slots() -> int | None:
+    """The chains a deployment runs at once across its workers, ``MIXSYNTH_CHAIN_SLOTS``
+    (the celery executor: each chain is a task, so the workers' cores, not this process's,
+    bound them); None when unset."""
+    raw = os.environ.get("MIXSYNTH_CHAIN_SLOTS", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise InputError(f"MIXSYNTH_CHAIN_SLOTS must be a whole number of at least 1 (the chains your "
+                         f"workers run at once); got {raw!r}")
+    return int(raw)
+
+
 def default_chains() -> int:
-    """One chain per core this process may use, at least 2 (R-hat needs two) and at most
-    MAX_DEFAULT_CHAINS."""
-    return min(MAX_DEFAULT_CHAINS, max(2, workers.cores()))
+    """One chain per chain slot (``chain_slots``) when a deployment declares them, else per
+    core this process may use at most MAX_DEFAULT_CHAINS; at least 2 (R-hat needs two)."""
+    slots = chain_slots()
+    return max(2, slots if slots is not None else min(MAX_DEFAULT_CHAINS, workers.cores()))
 
 
 def from_section(cls, section: str, d: dict, **typed):
@@ -76,7 +91,7 @@ class SamplerSettings:
     """Run length and layout of the MCMC.
 
     sweeps: total Gibbs sweeps per chain, burn_in of them discarded; thin: keep every
-        thin-th sweep after burn-in (32,000, 16,000 and 32: 500 draws a chain); chains:
+        thin-th sweep after burn-in (64,000, 32,000 and 64: 500 draws a chain); chains:
         independent chains, by default one per core (``default_chains``): ESS adds over
         chains, so more cores give more draws in the same time (a different count gives a
         different file for the same seed: the record states it);
@@ -92,9 +107,9 @@ class SamplerSettings:
     minutes: wall-clock minutes after which a chain stops where it is, unconverged unless
         its draws say otherwise (sampler.run_chain); None: no limit.
     """
-    sweeps: int = 32_000
-    burn_in: int = 16_000
-    thin: int = 32
+    sweeps: int = 64_000
+    burn_in: int = 32_000
+    thin: int = 64
     chains: int = field(default_factory=default_chains)
     until_converged: bool = True
     factors: int | None = None

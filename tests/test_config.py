@@ -9,6 +9,7 @@ from mixsynth import config, workers
 from mixsynth import sampler as sampler_module
 from mixsynth.cli import main
 from mixsynth.config import BartSettings, SamplerSettings, SynthesisSettings, deprecations
+from mixsynth.tableio import InputError
 
 
 def small_table(n: int = 150, seed: int = 0) -> pd.DataFrame:
@@ -27,7 +28,7 @@ def test_a_run_length_alone_brings_its_burn_in_and_thinning():
     flagged = RunConfig.from_spec(spec, flags={"sweeps": 3000, "chains": None}).sampler
     assert (flagged.sweeps, flagged.burn_in, flagged.thin, flagged.chains) == (3000, 1500, 3, 2)
     assert RunConfig.from_spec(spec, flags={"chains": 1}).sampler.burn_in == 50000
-    assert RunConfig().sampler.lengths == [2000, 4000, 8000, 16000, 32000]   # defaults: until converged
+    assert RunConfig().sampler.lengths == [2000, 4000, 8000, 16000, 32000, 64000]   # defaults: until converged
 
 
 def test_the_spec_with_a_run_length_alone_runs(tmp_path, capsys):
@@ -103,3 +104,16 @@ def test_the_default_chain_count_follows_the_cores(monkeypatch):
         assert settings.chains == chains
         assert SamplerSettings.from_dict(settings.to_dict()).chains == chains
     assert RunConfig.from_spec({"sampler": {"chains": 3}}).sampler.chains == 3
+
+
+def test_a_deployment_declares_its_chain_slots_across_workers(monkeypatch):
+    """On the celery executor each chain is a task on some worker: the chains that run at once
+    are the workers' slots, not this process's cores (MIXSYNTH_CHAIN_SLOTS); no cap of eight."""
+    monkeypatch.setattr(workers, "cores", lambda: 2)
+    monkeypatch.setenv("MIXSYNTH_CHAIN_SLOTS", "12")
+    assert RunConfig.from_spec({}).sampler.chains == 12
+    monkeypatch.setenv("MIXSYNTH_CHAIN_SLOTS", "1")
+    assert RunConfig.from_spec({}).sampler.chains == 2   # R-hat needs two
+    monkeypatch.setenv("MIXSYNTH_CHAIN_SLOTS", "four")
+    with pytest.raises(InputError, match="MIXSYNTH_CHAIN_SLOTS must be a whole number.*'four'"):
+        RunConfig.from_spec({})

@@ -97,7 +97,7 @@ def test_settings_validate_and_round_trip():
 
 
 def test_default_runs_are_checked_at_each_doubling_and_set_lengths_are_run_in_full():
-    assert [r[0] for r in SamplerSettings().rounds()] == [2_000, 4_000, 8_000, 16_000, 32_000]
+    assert [r[0] for r in SamplerSettings().rounds()] == [2_000, 4_000, 8_000, 16_000, 32_000, 64_000]
     assert all(2 * b == n and (n - b) // t == 500 for n, b, t in SamplerSettings().rounds())
     assert SamplerSettings.from_dict({"sweeps": 8000, "burn_in": 4000, "thin": 8}).rounds() == [(8000, 4000, 8)]
     assert SamplerSettings(sweeps=8000, burn_in=2000, thin=8).rounds() == [(8000, 2000, 8)]   # burn-in not half
