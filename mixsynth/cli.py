@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import RunConfig, default_chains, deprecations
+from .config import RunConfig, chain_slots, default_chains, deprecations
 from .model import CopulaSynthesizer
 from .guards import describe_seconds, fit_seconds
 from .progress import SweepProgress
@@ -202,7 +202,8 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
     layout = f"sampling {rows} x {len(model.columns_)} latent columns x {model.factors_} factors"
     if s.minutes is not None:
         print(f"each chain stops after {s.minutes:g} min (sampler.minutes), mixed or not")
-    chains = f"{s.chains} chain(s)" + (" (one per core; --chains sets another count)"
+    per = "chain slot (MIXSYNTH_CHAIN_SLOTS)" if chain_slots() is not None else "core"
+    chains = f"{s.chains} chain(s)" + (f" (one per {per}; --chains sets another count)"
                                        if s.chains == default_chains() else "")
     if len(lengths) == 1:
         print(f"{layout}, {s.sweeps:,} sweeps x {chains}: expected about {describe_seconds(seconds[0])}",

@@ -1,5 +1,6 @@
 """dagster-celery for real: a redis-server broker on loopback, two celery workers, a wave run
-on the Postgres instance with MIXSYNTH_EXECUTOR=celery."""
+on the Postgres instance with MIXSYNTH_EXECUTOR=celery and three chain slots declared
+(MIXSYNTH_CHAIN_SLOTS): the spec names no chain count, so the wave runs three chains."""
 import signal
 import time
 
@@ -13,7 +14,7 @@ from services import RedisServer, stop_group
 WAVE = "2026-q1"
 CHAIN = "tiny__copula_posterior.tiny_run_chain"   # the chain steps: CHAIN[chain_0], ...
 STEPS = {"tiny__raw_table", "tiny__marginal_estimates", "tiny__copula_posterior.tiny_list_chains",
-         f"{CHAIN}[chain_0]", f"{CHAIN}[chain_1]", "tiny__copula_posterior.tiny_combine_chains",
+         f"{CHAIN}[chain_0]", f"{CHAIN}[chain_1]", f"{CHAIN}[chain_2]", "tiny__copula_posterior.tiny_combine_chains",
          "tiny__response_posterior", "tiny__synthetic_files", "tiny_reports", "tiny__release_decision",
          "tiny__published_release"}
 
@@ -45,9 +46,11 @@ def celery_workers(dep, names, folder):
 
 def test_celery_workers_run_each_step_as_a_task_and_give_the_in_process_file(tmp_path, postgres_env, redis,
                                                                           monkeypatch):
-    dep = Deployment.create(tmp_path / "celery", postgres_env, MIXSYNTH_EXECUTOR="celery",
+    dep = Deployment.create(tmp_path / "celery", postgres_env, MIXSYNTH_EXECUTOR="celery", MIXSYNTH_CHAIN_SLOTS="3",
                             MIXSYNTH_CELERY_BROKER=f"{redis.url}/0", MIXSYNTH_CELERY_BACKEND=f"{redis.url}/1")
-    write_survey(dep.folder / "surveys", survey_spec())
+    spec = survey_spec()
+    del spec["sampler"]["chains"]   # the default: one chain a slot
+    write_survey(dep.folder / "surveys", spec)
     real = small_table()
     land(dep.landing / "tiny" / f"{WAVE}.csv", real)
 
@@ -64,7 +67,7 @@ def test_celery_workers_run_each_step_as_a_task_and_give_the_in_process_file(tmp
     instance = dep.instance()
     [record] = instance.get_run_records()
     assert record.dagster_run.status == dg.DagsterRunStatus.SUCCESS
-    # every step ran as a celery task; the two chains as two tasks on the two workers
+    # every step ran as a celery task; the three chains as three tasks, on both workers
     worker_of = {}
     for event in instance.all_logs(record.dagster_run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
         if (event.dagster_event.message or "").endswith("in celery worker"):
@@ -72,7 +75,7 @@ def test_celery_workers_run_each_step_as_a_task_and_give_the_in_process_file(tmp
             worker_of[event.step_key] = event.dagster_event.engine_event_data.metadata["Celery worker"].value
     assert set(worker_of) == STEPS, sorted({(e.dagster_event.message or "")[:80] for e in instance.all_logs(
         record.dagster_run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)})
-    assert {worker_of[f"{CHAIN}[chain_{c}]"].split("@")[0] for c in (0, 1)} == {"w1", "w2"}
+    assert {worker_of[f"{CHAIN}[chain_{c}]"].split("@")[0] for c in (0, 1, 2)} == {"w1", "w2"}
     instance.dispose()
 
     # the same wave in process: byte-identical synthetic file and release record
@@ -81,12 +84,13 @@ def test_celery_workers_run_each_step_as_a_task_and_give_the_in_process_file(tmp
                      ("MIXSYNTH_LANDING_DIR", "landing")):
         monkeypatch.setenv(var, str(local / sub))
     monkeypatch.delenv("MIXSYNTH_EXECUTOR", raising=False)
+    monkeypatch.setenv("MIXSYNTH_CHAIN_SLOTS", "3")
     land(local / "landing" / "tiny" / f"{WAVE}.csv", real)
     from pipeline.definitions import build_definitions
     in_process = dg.DagsterInstance.ephemeral()
     in_process.add_dynamic_partitions("tiny_waves", [WAVE])
     started = time.monotonic()
-    result = build_definitions(write_survey(local / "surveys", survey_spec())).resolve_job_def(
+    result = build_definitions(write_survey(local / "surveys", spec)).resolve_job_def(
         "tiny_wave").execute_in_process(partition_key=WAVE, instance=in_process)
     local_seconds = time.monotonic() - started
     assert result.success
