@@ -14,7 +14,14 @@ probability sum_b s_b^n_g (s_b: the share of B's value b), and the groups are
 independent, so the chance is their product. A must be a column whose synthetic values
 are real values (categorical, binary, ordinal, count; not a continuous or date column,
 nor a count of mostly unique values, whose marginals smooth) and not a BART response. B
-leaves the model; at synthesis it is looked up from A's synthetic value. An unordered
+leaves the model; at synthesis it is looked up from A's synthetic value.
+
+An ordered A whose marginal smooths (a continuous age) is a source too when B is a recode of
+it by thresholds (``_steps``): each value of B holds one interval of A, so B is a lookup
+from A's synthetic value all the same (a child flag from age: RAND's MedExp, where the flag
+and age in the copula made a latent correlation near 1 that the chains crawled along, and
+synthetic children of 40). The chance is that of B's values falling into as many runs as
+values along A's order: g! prod_b n_b! / n! for g values held by n_b of the n rows. An unordered
 categorical is not derived from an ordered column (``_loses_levels``): the categorical
 stays in the copula and the ordered column is kept within its levels (``Refinement``).
 Columns are visited from the most to the fewest distinct values, and B's source is
@@ -30,6 +37,7 @@ from .marginals import returns_real_values
 from .schema import ColumnSpec, TableSpec
 
 DERIVED_CHANCE = 1e-6  # a link a table without it would show less often than this is kept
+MAX_STEPS = 20  # a recode of a smoothed column by thresholds has at most this many values
 
 
 @dataclass(frozen=True)
@@ -45,7 +53,7 @@ class Derivation:
 
     def apply(self, source: np.ndarray) -> np.ndarray:
         """(n,) model values of ``name`` for source model values ``source`` (n,). A value
-        between two keys (never, when the source's values are real values) takes the
+        between two keys (a recode by thresholds, ``_steps``: by design) takes the
         nearest key below."""
         seen = ~np.isnan(self.keys)
         keys, vals = self.keys[seen], self.values[seen]
@@ -72,16 +80,25 @@ def find_derivations(spec: TableSpec, values: dict[str, np.ndarray],
     groups = {c.name: _groups(values[c.name]) for c in spec.columns}
     order = sorted((c.name for c in spec.columns), key=lambda name: -groups[name][1].size)
     sources = {c.name for c in spec.columns if c.name not in keep and _real_values(spec, c.name, values[c.name])}
+    ordered = {c.name for c in spec.columns if c.name not in keep and c.modelled_as != "categorical"}
     derived: list[Derivation] = []
     for i, name in enumerate(order):
         if name in keep or groups[name][1].size < 2:
             continue
-        for source in reversed(order[:i]):   # the fewest distinct values first: the nearest coarsening
-            if source not in sources or _loses_levels(spec.column(name), spec.column(source)):
-                continue
-            if _linked(groups[source], groups[name]):
-                derived.append(_derivation(name, source, values[source], values[name], groups[source][1]))
+        found = None
+        candidates = [s for s in reversed(order[:i]) if not _loses_levels(spec.column(name), spec.column(s))]
+        for source in candidates:   # the fewest distinct values first: the nearest coarsening
+            if source in sources and _linked(groups[source], groups[name]):
+                found = _derivation(name, source, values[source], values[name], groups[source][1])
                 break
+        if found is None and groups[name][1].size <= MAX_STEPS:   # else a recode of a smoothed column
+            for source in candidates:
+                if source not in sources and source in ordered:
+                    found = _steps(name, source, values[source], values[name])
+                    if found is not None:
+                        break
+        if found is not None:
+            derived.append(found)
     return derived
 
 
@@ -191,6 +208,33 @@ def _linked(a: tuple, b: tuple) -> bool:
     log_share = np.log(b[2] / codes_b.size)
     log_pure = special.logsumexp(sizes[:, None] * log_share[None, :], axis=1)
     return bool(log_pure.sum() < np.log(DERIVED_CHANCE))
+
+
+def _steps(name: str, source: str, a: np.ndarray, b: np.ndarray) -> Derivation | None:
+    """The Derivation of ``name`` (values ``b``, (n,)) from the ordered ``source`` (``a``) when
+    each value of b holds one interval of a's values (its blank rows one value of b) and a
+    table without the link would show that with chance below DERIVED_CHANCE; else None.
+    Its keys are the intervals' lowest values of a."""
+    seen = ~np.isnan(a)
+    if not seen.any() or (not seen.all() and not _same(b[~seen], b[~seen][0]).all()):
+        return None
+    order = np.argsort(a[seen], kind="stable")
+    a_s, b_s = a[seen][order], b[seen][order]
+    change = ~_same(b_s[1:], b_s[:-1])
+    if (change & (a_s[1:] == a_s[:-1])).any():   # two rows of one value of a, two values of b
+        return None
+    starts = np.r_[0, np.flatnonzero(change) + 1]
+    distinct = np.unique(np.where(np.isnan(b_s), np.inf, b_s)).size
+    if starts.size < 2 or starts.size != distinct:   # a value of b in two intervals
+        return None
+    sizes = np.diff(np.r_[starts, a_s.size])
+    log_chance = special.gammaln(starts.size + 1) + special.gammaln(sizes + 1).sum() - special.gammaln(a_s.size + 1)
+    if log_chance >= np.log(DERIVED_CHANCE):
+        return None
+    keys, vals = a_s[starts], b_s[starts]
+    if not seen.all():
+        keys, vals = np.r_[keys, np.nan], np.r_[vals, b[~seen][0]]
+    return Derivation(name, source, keys, vals)
 
 
 def _derivation(name: str, source: str, a: np.ndarray, b: np.ndarray, first: np.ndarray) -> Derivation:

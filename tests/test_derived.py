@@ -92,6 +92,49 @@ def test_derived_columns_hold_exactly_in_every_synthetic_row(short_run, tmp_path
     pd.testing.assert_frame_equal(again, syn)
 
 
+def thresholds(n: int = 1500, seed: int = 5) -> pd.DataFrame:
+    """A continuous age with its child flag (under 18), a continuous income with a low-income
+    flag, a flag that is the over-60 rule but for one row, and visits that rise with age
+    without being a function of it."""
+    rng = np.random.default_rng(seed)
+    age = np.round(rng.uniform(0, 85, n), 4)
+    income = np.round(np.exp(rng.normal(10, 0.6, n)), 2)
+    senior = (age > 60).astype(int)
+    senior[np.flatnonzero(age > 60)[0]] = 0
+    return pd.DataFrame({"age": age, "child": (age < 18).astype(int), "income": income,
+                         "low": (income < 15_000).astype(int),
+                         "senior": senior, "visits": rng.poisson(1 + age / 20)})
+
+
+def test_a_recode_of_a_smoothed_column_by_thresholds_is_derived():
+    """Age and income are continuous (their marginals smooth), so neither is a source under the
+    exact-function rule; the flags hold one interval each, and are derived. One row off the
+    over-60 rule keeps that flag modelled."""
+    table = thresholds()
+    spec = infer_spec(table)
+    found = {d.name: d for d in find_derivations(spec, to_codes(table, spec))}
+    assert {name: d.source for name, d in found.items()} == {"child": "age", "low": "income"}
+    child = found["child"]
+    first_adult = table.loc[table["age"] >= 18, "age"].min()
+    assert list(child.keys) == [table["age"].min(), first_adult]
+    assert list(child.apply(np.array([-3.0, 0.0, 17.99, first_adult, 40.0, 200.0]))) == [1, 1, 1, 0, 0, 0]
+
+
+def test_a_recode_by_thresholds_holds_in_every_synthetic_row(short_run):
+    table = thresholds()
+    model = CopulaSynthesizer(infer_spec(table), RunConfig(short_run, responses="none"), seed=0).fit(table)
+    assert not {c.source for c in model.columns_} & {"child", "low"}
+    syn = model.sample(n_rows=5000, seed=2)
+    first_adult = table.loc[table["age"] >= 18, "age"].min()   # the rule as the real rows show it
+    assert (syn["child"] == (syn["age"] < first_adult)).all()
+    assert (syn["low"] == (syn["income"] < table.loc[table["low"] == 0, "income"].min())).all()
+    assert abs(syn["child"].mean() - table["child"].mean()) < 0.03
+    # the link to the rest goes through age: children still make fewer visits
+    gap = syn.groupby("child")["visits"].mean().diff().iloc[-1]
+    real_gap = table.groupby("child")["visits"].mean().diff().iloc[-1]
+    assert real_gap < -1.5 and gap < 0.5 * real_gap   # a lookup from another row would give about 0
+
+
 def test_derived_none_models_every_column(short_run):
     table = survey(n=600)
     model = CopulaSynthesizer(infer_spec(table, {"derived": "none"}), RunConfig(short_run, responses="none"),
