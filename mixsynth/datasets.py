@@ -223,6 +223,17 @@ def load_cps1988() -> pd.DataFrame:
     return _rdataset("AER", "CPS1988")
 
 
+def load_medexp() -> pd.DataFrame:
+    """RAND Health Insurance Experiment, demand for medical care (Ecdat MedExp): 5,574 x 15,
+    medical expenses (zero for a fifth of the people), coinsurance, health (4 levels)."""
+    return _rdataset("Ecdat", "MedExp")
+
+
+def load_college_distance() -> pd.DataFrame:
+    """High School and Beyond survey, distance to college (AER CollegeDistance): 4,739 x 14."""
+    return _rdataset("AER", "CollegeDistance")
+
+
 def load_nhefs() -> pd.DataFrame:
     """NHEFS smoking-cessation data (causaldata): 1,629 x 67; categoricals as strings."""
     try:
