@@ -20,11 +20,13 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from multiprocessing import get_context
 
 WATCH_SECONDS = 0.5   # how often a worker checks that its parent is still there
+TERMINATE_SECONDS = 3.0  # a stopped pool's workers get this long to end on SIGTERM before SIGKILL
 
 
 def cores() -> int:
@@ -87,15 +89,18 @@ def map_in_processes(fn, jobs: list[tuple], workers: int, initializer=None, init
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:
-    """Kill the pool's processes and reap them; queued work is dropped."""
+    """Kill the pool's processes and reap them; queued work is dropped. A worker still alive
+    TERMINATE_SECONDS after the SIGTERM (all of them together, not each) gets SIGKILL."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
     for process in processes:
         if process.is_alive():
             process.terminate()
+    deadline = time.monotonic() + TERMINATE_SECONDS
     for process in processes:
-        process.join(timeout=5)
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
         if process.is_alive():
             process.kill()
+            process.join(timeout=1)
     pool.shutdown(wait=False, cancel_futures=True)
 
 

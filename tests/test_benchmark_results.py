@@ -20,7 +20,8 @@ def test_the_results_page_agrees_with_the_results_files():
 
 
 def test_a_figure_that_disagrees_with_its_file_is_named():
-    line = 'fit [254](results/core.json "fit.wall_seconds") s and [7.7](results/core.json "synthesis.seconds_median") s'
+    line = ('fit [254](results/core.json "fit.wall_seconds @e6301b2") s and '
+            '[7.7](results/core.json "synthesis.seconds_median @e6301b2") s')
     assert check_results.check_figures([line]) == []
     wrong = line.replace("[254]", "[260]")
     assert [p.split(":")[1] for p in check_results.check_figures(["", wrong])] == ["2"]
