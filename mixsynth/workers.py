@@ -49,15 +49,19 @@ class Stopped(BaseException):
 
 @contextmanager
 def stop_on_signals():
-    """While inside, SIGTERM raises ``Stopped`` in the main thread (SIGINT already raises
-    KeyboardInterrupt); the previous handler is restored on the way out."""
+    """While inside, SIGTERM raises ``Stopped`` in the main thread and SIGINT raises
+    KeyboardInterrupt, even where the process was started with SIGINT ignored (a shell's
+    background job, ``nohup``: Python then installs no handler, and a ``kill -INT`` did
+    nothing); the previous handlers are restored on the way out."""
     def stop(signum, frame):
         raise Stopped(signum)
     previous = signal.signal(signal.SIGTERM, stop)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 @contextmanager
