@@ -20,10 +20,14 @@ UNIQUE_MIN_LEVELS = 10    # ... once it has more than this many levels
 LATENT_PER_ROW = 1.0      # latent columns allowed per row of the table
 # Seconds of one sweep of one chain on one core: SWEEP_FIXED + PER_CELL_K * n p* k + PER_CELL * n p*
 # (k = p* for the full covariance), fitted to the sweep times of 2-chain fits on 2 cores that
-# benchmarks/RESULTS.md ("Figures quoted in the code") lists.
+# benchmarks/RESULTS.md ("Figures quoted in the code") lists; the factor structure (k < p*)
+# adds PER_FACTOR_CELL * n k^2 (the factors' draw and cross-products), fitted to its one
+# measured layout, the whole KDD file's (5,085 rows x 153 latent columns x 92 factors: 64 ms
+# a sweep, 40 ms without the term).
 SWEEP_FIXED = 1.5e-4
 PER_CELL_K = 4.3e-10
 PER_CELL = 1.2e-8
+PER_FACTOR_CELL = 5.6e-10
 START_SECONDS = 3.0       # process start-up and compilation of the chains
 
 
@@ -52,6 +56,8 @@ def fit_seconds(n_rows: int, n_latent: int, factors: int, sweeps: int, chains: i
     """Expected wall seconds of the chains (module constants): one chain per core, so chains
     beyond the cores wait their turn; a chain runs at most ``minutes`` (its time budget)."""
     per_sweep = SWEEP_FIXED + PER_CELL_K * n_rows * n_latent * max(factors, 1) + PER_CELL * n_rows * n_latent
+    if factors < n_latent:
+        per_sweep += PER_FACTOR_CELL * n_rows * factors ** 2
     rounds = -(-chains // cores())
     chain = sweeps * per_sweep if minutes is None else min(sweeps * per_sweep, 60.0 * minutes)
     return START_SECONDS + rounds * chain

@@ -29,6 +29,7 @@ compiled (kernels/: the Z updates in latent.py, the scale move's steps in gig.py
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import linalg
 
 from .binary_rows import move_binary_rows
 from .blank_cells import draw_omega
@@ -87,11 +88,9 @@ def factor_sweep(st: ChainState, cons: Constraints, intercept: np.ndarray, prior
     z_sum = st.Zt.sum(axis=1)                                    # (p,)
     EtE = st.etaT @ st.etaT.T
     B = st.Zt @ st.etaT.T - np.outer(st.alpha, st.etaT.sum(axis=1))   # (Z - alpha) eta', (p, k)
-    Q = st.prec[:, None, None] * EtE + _diag_stack(st.phi * tau)  # (p, k, k)
-    L = np.linalg.cholesky(Q)
-    mean = np.linalg.solve(Q, (st.prec[:, None] * B)[..., None])[..., 0]
-    noise = np.linalg.solve(np.swapaxes(L, 1, 2), rng.standard_normal((p, k, 1)))[..., 0]
-    st.Lambda = mean + noise
+    Q = st.prec[:, None, None] * EtE                             # (p, k, k)
+    Q[:, np.arange(k), np.arange(k)] += st.phi * tau
+    st.Lambda = _gaussian_rows(np.linalg.cholesky(Q), st.prec[:, None] * B, rng.standard_normal((p, k)))
 
     zz = np.einsum("ji,ji->j", st.Zt, st.Zt) - 2.0 * st.alpha * z_sum + n * st.alpha ** 2
     ss = zz - 2.0 * np.einsum("jh,jh->j", st.Lambda, B) + np.einsum("jh,hl,jl->j", st.Lambda, EtE, st.Lambda)
@@ -170,13 +169,17 @@ def gig_move(p: np.ndarray, psi: np.ndarray, chi: np.ndarray, rng: np.random.Gen
     return gig_steps(p, psi, chi, rng.standard_normal(p.size), rng.uniform(size=p.size))
 
 
+def _gaussian_rows(L: np.ndarray, b: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """(p, k) rows x_j ~ N(Q_j^-1 b_j, Q_j^-1), Q_j = L_j L_j' (L (p, k, k) lower Cholesky
+    factors, b and the standard normals e (p, k)): x_j = L_j'^-1 (L_j^-1 b_j + e_j), two
+    triangular solves a row (a batched LU solve of Q took 15 of a sweep's 105 ms on the
+    whole KDD file's 153 x 92 Lambda)."""
+    out = np.empty_like(b)
+    for j in range(b.shape[0]):
+        y = linalg.solve_triangular(L[j], b[j], lower=True, check_finite=False)
+        out[j] = linalg.solve_triangular(L[j], y + e[j], lower=True, trans="T", check_finite=False)
+    return out
+
+
 def _sym(a: np.ndarray) -> np.ndarray:
     return 0.5 * (a + a.T)
-
-
-def _diag_stack(d: np.ndarray) -> np.ndarray:
-    """(p, k) -> (p, k, k) stack of diagonal matrices."""
-    out = np.zeros(d.shape + (d.shape[1],))
-    idx = np.arange(d.shape[1])
-    out[:, idx, idx] = d
-    return out

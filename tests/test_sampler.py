@@ -167,3 +167,18 @@ def test_the_compiled_gig_step_is_the_metropolis_hastings_step_written_in_numpy(
     want = np.exp(np.where(accept, prop, 0.0))
     got = gig_steps(p, psi, chi, normals, uniforms)
     assert np.allclose(got, want, rtol=1e-12) and 0.3 * m < accept.sum() < m
+
+
+def test_factor_loadings_rows_are_drawn_from_their_conditional():
+    """moves._gaussian_rows: x_j = Q_j^-1 b_j + L_j'^-1 e_j, the mean and noise of Lambda's rows,
+    as the LU solves it replaced give them; over 20,000 draws the covariance is Q_j^-1."""
+    from mixsynth.moves import _gaussian_rows
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((3, 4, 4))
+    Q = A @ np.swapaxes(A, 1, 2) + 4 * np.eye(4)
+    b, e = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    L = np.linalg.cholesky(Q)
+    want = np.linalg.solve(Q, b[..., None])[..., 0] + np.linalg.solve(np.swapaxes(L, 1, 2), e[..., None])[..., 0]
+    assert np.allclose(_gaussian_rows(L, b, e), want, atol=1e-12)
+    draws = np.stack([_gaussian_rows(L[:1], np.zeros((1, 4)), rng.standard_normal((1, 4)))[0] for _ in range(20_000)])
+    assert np.allclose(np.cov(draws.T), np.linalg.inv(Q[0]), atol=0.01)

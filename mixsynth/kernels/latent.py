@@ -99,13 +99,19 @@ def update_latent_factor(Zt, U, alpha, prec, G, cond_prec, Lambda, cut_now, cons
         a = alpha[j]
         g = G[j]
         for i in range(n):
-            dot = 0.0
-            for h in range(k):
-                dot += g[h] * U[i, h]
-            r = d * (z[i] - a) - d * dot
+            r = d * (z[i] - a) - d * _dot(g, U[i])
             mu[i] = z[i] - r / cond_prec[j]
             old[i] = z[i]
         _draw_and_follow(z, mu, old, cond_prec[j], j, cut_now, cons, state, U, Lambda[j], d)
+
+
+@nb.njit(cache=True, fastmath={"reassoc", "contract"})
+def _dot(a, b):
+    """a . b for (k,) arrays, summed in SIMD lanes (the order of the sum is the compiler's)."""
+    out = 0.0
+    for h in range(a.size):
+        out += a[h] * b[h]
+    return out
 
 
 @nb.njit(cache=True)
