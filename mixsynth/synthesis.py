@@ -150,12 +150,29 @@ def _match(codes: np.ndarray, todo: np.ndarray, prop_codes: np.ndarray):
         rows = np.flatnonzero(todo & (missing == pattern[:, None]).all(axis=0))
         props = np.flatnonzero(free)
         masked = np.where(pattern[:, None], -1, prop_codes[:, props])
-        _, key = np.unique(np.concatenate([codes[:, rows], masked], axis=1), axis=1, return_inverse=True)
+        key = _column_keys(np.concatenate([codes[:, rows], masked], axis=1))
         r, p = _pair_equal(key[:rows.size], key[rows.size:])
         rows_all.append(rows[r])
         props_all.append(props[p])
         free[props[p]] = False
     return np.concatenate(rows_all), np.concatenate(props_all)
+
+
+def _column_keys(codes: np.ndarray) -> np.ndarray:
+    """(n,) int64 keys of the columns of ``codes`` (q, n), codes >= -2: equal exactly for equal
+    columns. Mixed radix, renumbered by np.unique before it could overflow: a sort of n numbers
+    now and then instead of a sort of n columns (on the whole KDD file's synthesis, the column
+    sort was 16.5 of 75 s for 20,000 rows)."""
+    key = np.zeros(codes.shape[1], dtype=np.int64)
+    top = 1
+    for row in codes:
+        radix = int(row.max()) + 3
+        if top * radix >= 2 ** 62:
+            _, key = np.unique(key, return_inverse=True)
+            top = int(key.max()) + 1
+        key = key * radix + (row + 2)
+        top *= radix
+    return key
 
 
 def _pair_equal(a: np.ndarray, b: np.ndarray):

@@ -493,3 +493,17 @@ def test_no_synthetic_cell_holds_a_count_only_one_respondent_has(short_run):
         assert not syn[name].isin(held.index[held == 1]).any(), name
         assert abs(syn[name].mean() - table[name].mean()) < 0.1 * table[name].std() + 0.05
     assert syn["kids"].corr(syn["age"]) > 0.5 * table["kids"].corr(table["age"])
+
+
+def test_column_keys_are_equal_exactly_for_equal_columns():
+    """synthesis._column_keys, past its renumbering: 30 rows of codes up to 60 overflow a mixed
+    radix several times; keys must match exactly where the columns do."""
+    from mixsynth.synthesis import _column_keys
+    rng = np.random.default_rng(0)
+    base = rng.integers(-2, 61, size=(30, 400))
+    codes = base[:, rng.integers(0, 400, size=3000)]        # many repeats
+    codes[rng.integers(0, 30, 50), rng.integers(0, 3000, 50)] = -1   # near-repeats
+    key = _column_keys(codes)
+    _, want = np.unique(codes, axis=1, return_inverse=True)
+    same_key = key[:, None] == key[None, :]
+    assert (same_key == (want.ravel()[:, None] == want.ravel()[None, :])).all()
