@@ -146,8 +146,15 @@ def _match(codes: np.ndarray, todo: np.ndarray, prop_codes: np.ndarray):
     rows_all, props_all = [], []
     free = np.ones(prop_codes.shape[1], bool)
     missing = codes < 0
-    for pattern in np.unique(missing[:, todo], axis=1).T:
-        rows = np.flatnonzero(todo & (missing == pattern[:, None]).all(axis=0))
+    # rows grouped by blank pattern through one key a row, not a sort of columns; the patterns
+    # come in the order that sort gave, so the pairs are the same
+    waiting = np.flatnonzero(todo)
+    patterns, which = np.unique(_column_keys(missing[:, waiting].astype(np.int64)), return_inverse=True)
+    order = waiting[np.argsort(which, kind="stable")]
+    bounds = np.searchsorted(np.sort(which), np.arange(patterns.size + 1))
+    for g in range(patterns.size):
+        rows = order[bounds[g]:bounds[g + 1]]
+        pattern = missing[:, rows[0]]
         props = np.flatnonzero(free)
         masked = np.where(pattern[:, None], -1, prop_codes[:, props])
         key = _column_keys(np.concatenate([codes[:, rows], masked], axis=1))
