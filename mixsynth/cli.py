@@ -175,8 +175,8 @@ def _print_notes(spec) -> None:
 
 
 def _announce_fit(model: CopulaSynthesizer) -> None:
-    """The BART responses (chosen by the screen, or declared) and the expected sampling
-    time, printed once the layout and factors are known."""
+    """The BART responses (chosen by the screen, or declared) and the expected time of the
+    chains and of BART, printed once the layout and factors are known."""
     if model.screen_ is not None:
         print(model.screen_.summary())
         for score in model.screen_.scores:
@@ -205,13 +205,16 @@ def _announce_fit(model: CopulaSynthesizer) -> None:
     per = "chain slot (MIXSYNTH_CHAIN_SLOTS)" if chain_slots() is not None else "core"
     chains = f"{s.chains} chain(s)" + (f" (one per {per}; --chains sets another count)"
                                        if s.chains == default_chains() else "")
+    bart = model.response_seconds()
+    then = (f"; then BART for {len(model.layout_.responses)} response(s), about {describe_seconds(bart)}"
+            if model.layout_.responses else "")
     if len(lengths) == 1:
-        print(f"{layout}, {s.sweeps:,} sweeps x {chains}: expected about {describe_seconds(seconds[0])}",
+        print(f"{layout}, {s.sweeps:,} sweeps x {chains}: expected about {describe_seconds(seconds[0])}{then}",
               flush=True)
     else:
         print(f"{layout}, {chains}, each until its draws have mixed: after "
               f"{', '.join(f'{x:,}' for x in lengths)} sweeps (about {describe_seconds(seconds[0])} to "
-              f"{describe_seconds(seconds[-1])})", flush=True)
+              f"{describe_seconds(seconds[-1])}){then}", flush=True)
 
 
 def _write_synthetic(model: CopulaSynthesizer, args, seed: int) -> None:

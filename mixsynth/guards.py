@@ -3,8 +3,9 @@
 * `check_levels_not_unique`: a categorical with nearly one level per row (an identifier,
   free text) is refused.
 * `check_layout`: a table with more latent columns than its rows can support is refused.
-* `fit_seconds`: the fit's expected wall time from rows, latent columns and factors,
-  printed before sampling; its constants, fitted to measured fits, live here in one place.
+* `fit_seconds`: the chains' expected wall time from rows, latent columns and factors, and
+  `bart_seconds` the BART stage's from its fits' rows and features, printed before
+  sampling; their constants, fitted to measured fits, live here in one place.
 
 Messages name the column or the counts and the fix, never a value.
 """
@@ -29,6 +30,12 @@ PER_CELL_K = 4.3e-10
 PER_CELL = 1.2e-8
 PER_FACTOR_CELL = 5.6e-10
 START_SECONDS = 3.0       # process start-up and compilation of the chains
+# Seconds of one BART fit with the default settings: a + b n + c n u + d n v (n rows, u numeric
+# and v one-hot features), fitted by benchmarks/bart_cost.py (results/bart_cost.md) for a probit
+# (a binary response, a part of a categorical's) and the rank likelihood (its variance forest too).
+BART_PROBIT = (1.77, 7.65e-4, 2.45e-5, 9.68e-6)
+BART_RANK = (5.41, 1.67e-3, 5.9e-5, 1.21e-5)
+BART_PROCESS_SECONDS = 5.0   # a BART worker process's start-up
 
 
 def check_levels_not_unique(name: str, n_levels: int, n_observed: int, numeric: bool) -> None:
@@ -61,6 +68,23 @@ def fit_seconds(n_rows: int, n_latent: int, factors: int, sweeps: int, chains: i
     rounds = -(-chains // cores())
     chain = sweeps * per_sweep if minutes is None else min(sweeps * per_sweep, 60.0 * minutes)
     return START_SECONDS + rounds * chain
+
+
+def bart_seconds(fits: list[list[tuple[bool, int, int, int]]], workers: int, parallel: bool) -> float:
+    """Expected wall seconds of the BART stage: ``fits`` holds, per response, the (probit,
+    rows, numeric features, one-hot features) of its fits (CopulaSynthesizer.response_fits_).
+    The responses run one after another, or with ``parallel`` in ``workers`` processes,
+    longest first."""
+    def one(probit: bool, n: int, u: int, v: int) -> float:
+        a, b, c, d = BART_PROBIT if probit else BART_RANK
+        return a + b * n + c * n * u + d * n * v
+    jobs = sorted((sum(one(*f) for f in parts) for parts in fits), reverse=True)
+    if not parallel or workers < 2:
+        return float(sum(jobs))
+    load = [0.0] * min(workers, len(jobs))
+    for seconds in jobs:
+        load[load.index(min(load))] += seconds
+    return BART_PROCESS_SECONDS + max(load)
 
 
 def describe_seconds(seconds: float) -> str:

@@ -21,7 +21,7 @@ from .checkpoint import CheckpointFolder
 from .config import RunConfig, SamplerSettings
 from .diagnostics import convergence, copula_correlation, judged_entries
 from .encode import level_codes, rank_column_values
-from .guards import check_layout
+from .guards import bart_seconds, check_layout
 from .constraints import initial_latent
 from .layout import fit_layout
 from .marginals import fit_marginal
@@ -58,7 +58,8 @@ class CopulaSynthesizer:
     (C, T, p, k), sigma2 (C, T, p)), ``marginals_``, ``joint_``, ``row_hashes_``,
     ``responses_`` (ResponseModel, or CategoricalResponse, per response), ``n_rows_``,
     ``copula_rows_`` (the rows the copula was fitted on: about ``settings.rows``, or n_rows_
-    when the file has no more; subsample.py), ``convergence_``.
+    when the file has no more; subsample.py), ``convergence_``, ``response_fits_`` (the
+    BART fits ahead, for the time estimate: ``_response_fits``).
     """
 
     def __init__(self, spec: TableSpec | None = None, config: RunConfig | SamplerSettings | None = None,
@@ -137,6 +138,7 @@ class CopulaSynthesizer:
         self.joint_ = CategoricalJoint.from_codes(
             level_codes(values, sources), [len(spec.column(s).levels) for s in sources])
         self.row_hashes_ = row_hashes(from_codes(values, spec))
+        self.response_fits_ = self._response_fits(values)
         return cons
 
     def run_chain(self, frame: pd.DataFrame, chain: int, progress=None, checkpoint=None) -> dict[str, np.ndarray]:
@@ -210,6 +212,36 @@ class CopulaSynthesizer:
         else:
             self.responses_ = map_in_processes(fit_any, jobs, workers)
         return self
+
+    def response_seconds(self) -> float:
+        """Expected wall seconds of ``fit_responses`` (guards.bart_seconds), once
+        ``fit_marginals`` has run; 0 with no response."""
+        fits = self.response_fits_
+        if not fits:
+            return 0.0
+        workers = min(len(fits), self.workers or cores())
+        return bart_seconds(fits, workers, self.n_rows_ * len(fits) >= PARALLEL_RESPONSE_ROWS)
+
+    def _response_fits(self, values: dict[str, np.ndarray]) -> list[list[tuple[bool, int, int, int]]]:
+        """The BART fits ``fit_responses`` will run, for its time estimate: per response, the
+        (probit, rows, numeric features, one-hot features) of each fit (a categorical's
+        continuation-ratio parts, most frequent level first; rows capped at ``bart.max_rows``)."""
+        responses, spec = self.layout_.responses, self.layout_.copula_spec
+        onehot = {c.name: len(c.levels) if c.modelled_as == "categorical" else 0 for c in spec.columns}
+        u = sum(1 for name, k in onehot.items() if name not in responses and not k)
+        v = sum(k for name, k in onehot.items() if name not in responses)
+        cap = self.config.bart.max_rows
+        out = []
+        for name in responses:
+            y, col = values[name], spec.column(name)
+            if col.modelled_as == "categorical":
+                counts = np.sort(np.bincount(y[~np.isnan(y)].astype(np.int64)))[::-1]
+                left = counts.sum() - np.concatenate([[0], np.cumsum(counts[:-1])])[:np.count_nonzero(counts) - 1]
+                out.append([(True, int(min(r, cap)), u, v) for r in left])
+            else:
+                out.append([(col.kind == "binary", int(min(y.size, cap)), u, v)])
+            u, v = u + (not onehot[name]), v + onehot[name]
+        return out
 
     def response_summary(self) -> dict:
         """Which columns BART models and why, for reports and records (aggregates only):

@@ -208,6 +208,16 @@ def test_the_cost_estimate_is_printed_before_sampling(tmp_path, capsys):
     assert out.index(estimate) < out.index("fitted 300 rows")
 
 
+def test_the_bart_estimate_spreads_responses_over_processes_longest_first(monkeypatch):
+    from mixsynth import guards
+    monkeypatch.setattr(guards, "BART_PROBIT", (1.0, 0.0, 0.0, 0.0))     # 1 s a fit
+    monkeypatch.setattr(guards, "BART_RANK", (0.0, 1e-3, 0.0, 0.0))      # 1 ms a row
+    fits = [[(False, 10_000, 5, 0)], [(True, 100, 5, 0)] * 6, [(False, 5_000, 5, 0)]]   # 10 s, 6 s, 5 s
+    assert guards.bart_seconds(fits, 1, True) == pytest.approx(21.0)
+    assert guards.bart_seconds(fits, 2, False) == pytest.approx(21.0)
+    assert guards.bart_seconds(fits, 2, True) == pytest.approx(guards.BART_PROCESS_SECONDS + 11.0)   # 10 | 6 + 5
+
+
 def test_a_level_held_by_one_row_never_reaches_the_output(tmp_path, capsys):
     path = tmp_path / "real.csv"
     real = mixed_table()

@@ -96,6 +96,7 @@ def test_a_categorical_response_keeps_a_nonmonotone_share_and_one_level_a_row(tm
     rise with x, declared a response: continuation-ratio probit BART gives every row one
     level, keeps each level's share by band of x (within 0.05 of the real, where the
     copula's level columns can only rise or fall), reproduces the blanks where they are,
+    is planned as the fits it runs (for the time estimate),
     and survives a save and load; a categorical of more than MAX_RESPONSE_LEVELS levels is
     refused by name."""
     from mixsynth.config import MAX_RESPONSE_LEVELS
@@ -110,6 +111,9 @@ def test_a_categorical_response_keeps_a_nonmonotone_share_and_one_level_a_row(tm
     config = RunConfig(SamplerSettings(sweeps=2000, burn_in=1000, thin=4, chains=1), responses=("g",))
     model = CopulaSynthesizer(infer_spec(table), config, seed=0).fit(table)
     assert model.response_summary()["links"] == {"g": "categorical"}
+    seen = table["g"].value_counts().to_numpy()   # the time estimate counts the fits BART runs:
+    assert model.response_fits_ == [[(True, seen.sum(), 2, 0), (True, seen.sum() - seen[0], 2, 0)]]   # most frequent first
+    assert len(model.responses_[0].parts) == 2
     model.save(tmp_path / "m.npz")
     loaded = CopulaSynthesizer.load(tmp_path / "m.npz")
     syn = loaded.sample(n_rows=9000, seed=3)
