@@ -35,7 +35,7 @@ START_SECONDS = 3.0       # process start-up and compilation of the chains
 # (a binary response, a part of a categorical's) and the rank likelihood (its variance forest too).
 BART_PROBIT = (1.77, 7.65e-4, 2.45e-5, 9.68e-6)
 BART_RANK = (5.41, 1.67e-3, 5.9e-5, 1.21e-5)
-BART_PROCESS_SECONDS = 5.0   # a BART worker process's start-up
+BART_PROCESS_SECONDS = 5.0   # a spawned BART worker's start-up: "a few seconds" (model.py), not timed apart
 
 
 def check_levels_not_unique(name: str, n_levels: int, n_observed: int, numeric: bool) -> None:
