@@ -25,7 +25,7 @@ from .guards import bart_seconds, check_layout
 from .constraints import initial_latent
 from .layout import fit_layout
 from .marginals import fit_marginal
-from .responses import CategoricalResponse, Design, ResponseModel, Rows, fit_any
+from .responses import CategoricalResponse, Design, ResponseModel, Rows, continuation_rows, fit_any
 from .rules import check_rules
 from .sampler import choose_factors, run_chain, run_chains, stack_chains
 from .subsample import copula_rows
@@ -196,16 +196,9 @@ class CopulaSynthesizer:
         values only), so they run in up to ``workers`` processes once the rows times
         responses make that pay (PARALLEL_RESPONSE_ROWS). Sets ``responses_``."""
         values, responses = to_codes(frame, self.spec_), self.layout_.responses
-        spec = self.layout_.copula_spec
-        base = [c.name for c in spec.columns if c.name not in responses]
-        unordered = {c.name: len(c.levels) for c in spec.columns if c.modelled_as == "categorical"}
-        jobs = []
-        for i, (name, s) in enumerate(zip(responses, np.random.SeedSequence([self.seed, 1]).spawn(len(responses)))):
-            design = Design.from_values(values, base + list(responses[:i]), unordered)
-            col = spec.column(name)
-            kind = "categorical" if col.modelled_as == "categorical" else col.kind
-            jobs.append((name, values[name], Rows(design, {f: values[f] for f in design.features}),
-                         design, self.config.bart, s, kind))
+        seeds = np.random.SeedSequence([self.seed, 1]).spawn(len(responses))
+        jobs = [(name, values[name], Rows(design, {f: values[f] for f in design.features}), design,
+                 self.config.bart, s, kind) for (name, design, kind), s in zip(self._response_designs(values), seeds)]
         workers = min(len(jobs), self.workers or cores())
         if workers < 2 or len(frame) * len(jobs) < PARALLEL_RESPONSE_ROWS:
             self.responses_: list[ResponseModel | CategoricalResponse] = [fit_any(*job) for job in jobs]
@@ -222,25 +215,33 @@ class CopulaSynthesizer:
         workers = min(len(fits), self.workers or cores())
         return bart_seconds(fits, workers, self.n_rows_ * len(fits) >= PARALLEL_RESPONSE_ROWS)
 
+    def _response_designs(self, values: dict[str, np.ndarray]) -> list[tuple[str, Design, str]]:
+        """(name, BART features, kind for fit_any) of each response: the copula columns and
+        the responses before it."""
+        responses, spec = self.layout_.responses, self.layout_.copula_spec
+        base = [c.name for c in spec.columns if c.name not in responses]
+        unordered = {c.name: len(c.levels) for c in spec.columns if c.modelled_as == "categorical"}
+        out = []
+        for i, name in enumerate(responses):
+            col = spec.column(name)
+            out.append((name, Design.from_values(values, base + list(responses[:i]), unordered),
+                        "categorical" if col.modelled_as == "categorical" else col.kind))
+        return out
+
     def _response_fits(self, values: dict[str, np.ndarray]) -> list[list[tuple[bool, int, int, int]]]:
         """The BART fits ``fit_responses`` will run, for its time estimate: per response, the
         (probit, rows, numeric features, one-hot features) of each fit (a categorical's
-        continuation-ratio parts, most frequent level first; rows capped at ``bart.max_rows``)."""
-        responses, spec = self.layout_.responses, self.layout_.copula_spec
-        onehot = {c.name: len(c.levels) if c.modelled_as == "categorical" else 0 for c in spec.columns}
-        u = sum(1 for name, k in onehot.items() if name not in responses and not k)
-        v = sum(k for name, k in onehot.items() if name not in responses)
+        continuation-ratio parts; rows capped at ``bart.max_rows``)."""
         cap = self.config.bart.max_rows
         out = []
-        for name in responses:
-            y, col = values[name], spec.column(name)
-            if col.modelled_as == "categorical":
-                counts = np.sort(np.bincount(y[~np.isnan(y)].astype(np.int64)))[::-1]
-                left = counts.sum() - np.concatenate([[0], np.cumsum(counts[:-1])])[:np.count_nonzero(counts) - 1]
-                out.append([(True, int(min(r, cap)), u, v) for r in left])
+        for name, design, kind in self._response_designs(values):
+            u, v = sum(k == 0 for k in design.levels), sum(design.levels)
+            y = values[name]
+            if kind == "categorical":
+                rows = continuation_rows(y[~np.isnan(y)])
+                out.append([(True, int(min(r, cap)), u, v) for r in rows])
             else:
-                out.append([(col.kind == "binary", int(min(y.size, cap)), u, v)])
-            u, v = u + (not onehot[name]), v + onehot[name]
+                out.append([(kind == "binary", int(min(y.size, cap)), u, v)])
         return out
 
     def response_summary(self) -> dict:

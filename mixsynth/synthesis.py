@@ -151,7 +151,7 @@ def _match(codes: np.ndarray, todo: np.ndarray, prop_codes: np.ndarray):
     waiting = np.flatnonzero(todo)
     patterns, which = np.unique(_column_keys(missing[:, waiting].astype(np.int64)), return_inverse=True)
     order = waiting[np.argsort(which, kind="stable")]
-    bounds = np.searchsorted(np.sort(which), np.arange(patterns.size + 1))
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(which, minlength=patterns.size))])
     for g in range(patterns.size):
         rows = order[bounds[g]:bounds[g + 1]]
         pattern = missing[:, rows[0]]

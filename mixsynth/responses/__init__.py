@@ -7,9 +7,10 @@ its settings, `BartSettings`), `response_model` holds a fitted one (`ResponseMod
 `fit_any` and `response_from_state` choosing between the two.
 """
 from .bart import BartSettings, fit_response
-from .categorical import CategoricalResponse, fit_any, fit_categorical, response_from_state
+from .categorical import CategoricalResponse, continuation_rows, fit_any, fit_categorical, response_from_state
 from .design import Design, LinearPart, Rows
 from .response_model import ResponseModel
 
-__all__ = ["BartSettings", "CategoricalResponse", "Design", "LinearPart", "ResponseModel", "Rows", "fit_any",
-           "fit_categorical", "fit_response", "response_from_state"]
+__all__ = ["BartSettings", "CategoricalResponse", "Design", "LinearPart", "ResponseModel", "Rows",
+           "continuation_rows", "fit_any", "fit_categorical", "fit_response",
+           "response_from_state"]

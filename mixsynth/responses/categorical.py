@@ -65,14 +65,28 @@ def fit_categorical(name: str, y: np.ndarray, X: np.ndarray, design: Design, set
     frequent level first, so the first splits have the most rows."""
     ok = ~np.isnan(y)
     y, X = y[ok], X[ok]
-    levels, counts = np.unique(y, return_counts=True)
-    order = tuple(int(v) for v in levels[np.argsort(-counts, kind="stable")])
+    order = tuple(int(v) for v in continuation_order(y)[0])
     parts = []
     left = np.ones(y.size, bool)
     for level, s in zip(order[:-1], seed.spawn(len(order) - 1)):
         parts.append(fit_response(name, (y[left] == level).astype(float), X[left], design, settings, s, probit=True))
         left &= y != level
     return CategoricalResponse(name, design, order, parts)
+
+
+def continuation_order(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The levels of codes ``y`` (n,), none missing, most frequent first (ties by code), and
+    their counts: the order of the continuation-ratio parts."""
+    levels, counts = np.unique(y, return_counts=True)
+    first = np.argsort(-counts, kind="stable")
+    return levels[first], counts[first]
+
+
+def continuation_rows(y: np.ndarray) -> np.ndarray:
+    """The rows each continuation-ratio part of codes ``y`` (n,), none missing, is fitted on
+    (one part per level but the last)."""
+    counts = continuation_order(y)[1]
+    return (y.size - np.concatenate([[0], np.cumsum(counts)]))[:counts.size - 1]
 
 
 def fit_any(name: str, y: np.ndarray, X: np.ndarray, design: Design, settings: BartSettings,
