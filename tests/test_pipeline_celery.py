@@ -30,18 +30,19 @@ def redis():
 
 def celery_workers(dep, names, folder):
     """Start one dagster-celery worker per name (one task at a time each) with the shipped
-    celery.yaml; return them once each says it is ready."""
+    celery.yaml, each once the one before says it is ready; return them. Started at once on a
+    fresh database, two workers both create Dagster's tables and one dies on the other's
+    ("type runs already exists")."""
     workers = []
+    deadline = time.monotonic() + 120
     for name in names:
         log = folder / f"{name}.log"
-        workers.append((dep.popen([BIN / "dagster-celery", "worker", "start", "-A", "dagster_celery.app",
-                                   "-y", str(ROOT / "celery.yaml"), "-n", name, "--", "--concurrency=1"], log),
-                        name, log))
-    deadline = time.monotonic() + 120
-    for process, name, log in workers:
+        process = dep.popen([BIN / "dagster-celery", "worker", "start", "-A", "dagster_celery.app",
+                             "-y", str(ROOT / "celery.yaml"), "-n", name, "--", "--concurrency=1"], log)
+        workers.append(process)
         wait_for(f"celery worker {name}", lambda: b" ready." in log.read_bytes(), deadline,
                  alive=[(process, f"celery worker {name}")])
-    return [w[0] for w in workers]
+    return workers
 
 
 def test_celery_workers_run_each_step_as_a_task_and_give_the_in_process_file(tmp_path, postgres_env, redis,
