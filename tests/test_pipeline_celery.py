@@ -40,8 +40,13 @@ def celery_workers(dep, names, folder):
         process = dep.popen([BIN / "dagster-celery", "worker", "start", "-A", "dagster_celery.app",
                              "-y", str(ROOT / "celery.yaml"), "-n", name, "--", "--concurrency=1"], log)
         workers.append(process)
-        wait_for(f"celery worker {name}", lambda: b" ready." in log.read_bytes(), deadline,
-                 alive=[(process, f"celery worker {name}")])
+        try:
+            wait_for(f"celery worker {name}", lambda: b" ready." in log.read_bytes(), deadline,
+                     alive=[(process, f"celery worker {name}")])
+        except AssertionError:   # the ones already started end with the test
+            for worker in workers:
+                stop_group(worker, signal.SIGTERM, timeout=30)
+            raise
     return workers
 
 
